@@ -1,0 +1,23 @@
+// Each subcommand registers its options on the app and returns how to run it. The bodies
+// only parse and call into the libraries; they live one per file (cmd_<name>.cc).
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace fsrr::cli {
+
+struct command {
+  CLI::App* app;
+  std::function<int()> run;  // exit status
+};
+
+command add_record(CLI::App& app);
+command add_snapshot(CLI::App& app);
+command add_info(CLI::App& app);
+command add_dump(CLI::App& app);
+command add_replay(CLI::App& app);
+command add_verify(CLI::App& app);
+
+}  // namespace fsrr::cli

@@ -1,0 +1,35 @@
+// fsrr: parse the command line, run one subcommand, turn a fatal error into one line.
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"fsrr: record a program's file-system activity with eBPF and replay it on any "
+               "file system"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "fsrr " FSRR_VERSION);
+  const std::vector<fsrr::cli::command> commands = {
+      fsrr::cli::add_record(app), fsrr::cli::add_snapshot(app), fsrr::cli::add_info(app),
+      fsrr::cli::add_dump(app),   fsrr::cli::add_replay(app),   fsrr::cli::add_verify(app),
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  for (const auto& c : commands) {
+    if (!c.app->parsed()) continue;
+    try {
+      return c.run();
+    } catch (const std::exception& e) {
+      std::fflush(stdout);
+      fmt::print(stderr, "fsrr: {}\n", e.what());
+      return 1;
+    }
+  }
+  return 2;
+}

@@ -1,0 +1,151 @@
+#include "column_codec.h"
+
+#include <fmt/format.h>
+
+namespace fsrr::codec {
+namespace {
+
+bool carries_data(op_class c) {
+  return c == op_class::read || c == op_class::write || c == op_class::copy;
+}
+
+// The bit order of fields matches the column order from c_fd on.
+constexpr std::array<std::pair<uint32_t, column>, 12> field_columns = {{
+    {F_FD, c_fd}, {F_FD2, c_fd2}, {F_FILE, c_file}, {F_FILE2, c_file2},
+    {F_PATH, c_path}, {F_PATH2, c_path2}, {F_OFFSET, c_offset}, {F_OFFSET2, c_offset2},
+    {F_SIZE, c_size}, {F_FLAGS, c_flags}, {F_MODE, c_mode}, {F_AUX, c_aux},
+}};
+
+class varint_reader {
+ public:
+  explicit varint_reader(std::span<const uint8_t> s) : p_(s.data()), end_(s.data() + s.size()) {}
+  bool get(uint64_t& v) {
+    uint64_t r = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) return false;
+      const uint8_t b = *p_++;
+      r |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) {
+        v = r;
+        return true;
+      }
+    }
+    return false;  // more than 10 bytes: not a varint we wrote
+  }
+  bool get_byte(uint8_t& b) {
+    if (p_ == end_) return false;
+    b = *p_++;
+    return true;
+  }
+  bool done() const { return p_ == end_; }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+}  // namespace
+
+uint32_t wire_fields(op o) {
+  return info(o).fields | (carries_data(info(o).cls) ? F_TRANSFER : 0);
+}
+
+void column_state::after(const event& e, uint32_t fields) {
+  prev_end = e.ts + e.dur;
+  if (fields & F_FILE) prev_file = e.file;
+  if (fields & F_FILE2) prev_file2 = e.file2;
+  if (fields & F_PATH) prev_path = e.path;
+  if (fields & F_PATH2) prev_path2 = e.path2;
+  if ((fields & F_TRANSFER) && (fields & F_OFFSET)) {
+    xfer_file = e.file;
+    xfer_end = e.offset + (e.result > 0 ? e.result : 0);
+  }
+}
+
+size_t group_encoder::bytes() const {
+  size_t n = 0;
+  for (const auto& c : cols_) n += c.size();
+  return n;
+}
+
+void group_encoder::add(const event& e) {
+  const uint32_t f = wire_fields(e.kind);
+  cols_[c_op].push_back(static_cast<uint8_t>(e.kind));
+  put_varint(cols_[c_gap], zigzag(static_cast<int64_t>(e.ts - state_.prev_end)));
+  put_varint(cols_[c_dur], e.dur);
+  put_varint(cols_[c_result], zigzag(e.result - predicted_result(e, f)));
+  if (f & F_FD) put_varint(cols_[c_fd], zigzag(e.fd));
+  if (f & F_FD2) put_varint(cols_[c_fd2], zigzag(e.fd2));
+  if (f & F_FILE) put_varint(cols_[c_file], zigzag(int64_t(e.file) - state_.prev_file));
+  if (f & F_FILE2) put_varint(cols_[c_file2], zigzag(int64_t(e.file2) - state_.prev_file2));
+  if (f & F_PATH) put_varint(cols_[c_path], zigzag(int64_t(e.path) - state_.prev_path));
+  if (f & F_PATH2) put_varint(cols_[c_path2], zigzag(int64_t(e.path2) - state_.prev_path2));
+  if (f & F_OFFSET) put_varint(cols_[c_offset], zigzag(e.offset - state_.predicted_offset(e)));
+  if (f & F_OFFSET2) put_varint(cols_[c_offset2], zigzag(e.offset2));
+  if (f & F_SIZE) put_varint(cols_[c_size], e.size);
+  if (f & F_FLAGS) put_varint(cols_[c_flags], e.flags);
+  if (f & F_MODE) put_varint(cols_[c_mode], e.mode);
+  if (f & F_AUX) put_varint(cols_[c_aux], e.aux);
+  state_.after(e, f);
+  ++count_;
+}
+
+bool decode_group(const group_input& in, const op_map& ops, std::vector<event>& out,
+                  uint64_t& unknown, std::string& error) {
+  std::array<varint_reader, column_count> r = {
+      varint_reader(in.cols[0]),  varint_reader(in.cols[1]),  varint_reader(in.cols[2]),
+      varint_reader(in.cols[3]),  varint_reader(in.cols[4]),  varint_reader(in.cols[5]),
+      varint_reader(in.cols[6]),  varint_reader(in.cols[7]),  varint_reader(in.cols[8]),
+      varint_reader(in.cols[9]),  varint_reader(in.cols[10]), varint_reader(in.cols[11]),
+      varint_reader(in.cols[12]), varint_reader(in.cols[13]), varint_reader(in.cols[14]),
+      varint_reader(in.cols[15])};
+  column_state st;
+  st.prev_end = in.first_ts;
+  out.reserve(out.size() + in.count);
+  auto fail = [&](const char* what, uint32_t i) {
+    error = fmt::format("thread {} event {}: {}", in.thread, i, what);
+    return false;
+  };
+  for (uint32_t i = 0; i < in.count; ++i) {
+    uint8_t code;
+    if (!r[c_op].get_byte(code)) return fail("op column too short", i);
+    if (code >= ops.codes.size()) return fail("op code outside the header's op list", i);
+    const op_map::entry& m = ops.codes[code];
+    event e;
+    e.thread = in.thread;
+    e.kind = m.kind;
+    uint64_t gap, dur, res;
+    if (!r[c_gap].get(gap) || !r[c_dur].get(dur) || !r[c_result].get(res))
+      return fail("time or result column too short", i);
+    e.ts = st.prev_end + static_cast<uint64_t>(unzigzag(gap));
+    e.dur = dur;
+    uint64_t v[column_count] = {};
+    for (const auto& [bit, col] : field_columns)
+      if ((m.fields & bit) && !r[col].get(v[col])) return fail("field column too short", i);
+    const uint32_t f = m.fields;
+    if (f & F_FD) e.fd = static_cast<int32_t>(unzigzag(v[c_fd]));
+    if (f & F_FD2) e.fd2 = static_cast<int32_t>(unzigzag(v[c_fd2]));
+    if (f & F_FILE) e.file = static_cast<uint32_t>(st.prev_file + unzigzag(v[c_file]));
+    if (f & F_FILE2) e.file2 = static_cast<uint32_t>(st.prev_file2 + unzigzag(v[c_file2]));
+    if (f & F_PATH) e.path = static_cast<uint32_t>(st.prev_path + unzigzag(v[c_path]));
+    if (f & F_PATH2) e.path2 = static_cast<uint32_t>(st.prev_path2 + unzigzag(v[c_path2]));
+    if (f & F_SIZE) e.size = v[c_size];
+    if (f & F_FLAGS) e.flags = static_cast<uint32_t>(v[c_flags]);
+    if (f & F_MODE) e.mode = static_cast<uint32_t>(v[c_mode]);
+    if (f & F_AUX) e.aux = v[c_aux];
+    if (f & F_OFFSET2) e.offset2 = unzigzag(v[c_offset2]);
+    if (f & F_OFFSET) e.offset = unzigzag(v[c_offset]) + st.predicted_offset(e);
+    e.result = unzigzag(res) + predicted_result(e, f);
+    st.after(e, f);
+    if (!m.known) {
+      ++unknown;  // decoded to keep the predictions in step, then dropped
+      continue;
+    }
+    out.push_back(e);
+  }
+  for (int c = 0; c < column_count; ++c)
+    if (!r[c].done()) return fail("column longer than its events", in.count);
+  return true;
+}
+
+}  // namespace fsrr::codec

@@ -1,0 +1,94 @@
+// Event columns of one thread within one chunk: the encoder the writer fills and the decoder
+// the reader runs. Both apply the same predictions (column_state), so a sequential read
+// loop stores mostly zeros: its offset follows the previous transfer, its result equals the
+// size it asked for, its file is the previous one.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "event.h"
+
+namespace fsrr::codec {
+
+enum column : uint8_t {
+  c_op, c_gap, c_dur, c_result, c_fd, c_fd2, c_file, c_file2, c_path, c_path2,
+  c_offset, c_offset2, c_size, c_flags, c_mode, c_aux, column_count
+};
+
+inline void put_varint(std::vector<uint8_t>& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<uint8_t>(v) | 0x80);
+    v >>= 7;
+  }
+  out.push_back(static_cast<uint8_t>(v));
+}
+inline uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+inline int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+// What the previous events of the thread predict about the next one.
+struct column_state {
+  uint64_t prev_end = 0;  // exit time of the previous event
+  uint32_t prev_file = 0, prev_file2 = 0, prev_path = 0, prev_path2 = 0;
+  uint32_t xfer_file = 0;  // file of the previous read/write/copy
+  int64_t xfer_end = 0;    // where that transfer ended
+
+  int64_t predicted_offset(const event& e) const {
+    return e.file != no_id && e.file == xfer_file ? xfer_end : 0;
+  }
+  void after(const event& e, uint32_t fields);
+};
+
+// Marks, in the field bits stored in the header, the ops that transfer data: their result is
+// predicted by their size and their offset by the previous transfer. Decoding relies only on
+// the header's bits, so a reader decodes ops it does not know.
+inline constexpr uint32_t F_TRANSFER = 1u << 31;
+uint32_t wire_fields(op o);
+
+// Data ops usually return what they asked for.
+inline int64_t predicted_result(const event& e, uint32_t fields) {
+  return (fields & F_TRANSFER) && (fields & F_SIZE) ? static_cast<int64_t>(e.size) : 0;
+}
+
+class group_encoder {
+ public:
+  explicit group_encoder(uint64_t first_ts) : first_ts_(first_ts) { state_.prev_end = first_ts; }
+  void add(const event& e);
+  uint32_t count() const { return count_; }
+  uint64_t first_ts() const { return first_ts_; }
+  const std::vector<uint8_t>& data(column c) const { return cols_[c]; }
+  size_t bytes() const;
+
+ private:
+  std::array<std::vector<uint8_t>, column_count> cols_;
+  uint32_t count_ = 0;
+  uint64_t first_ts_;
+  column_state state_;
+};
+
+// How the file's op codes map onto this build's ops.
+struct op_map {
+  struct entry {
+    bool known = false;
+    op kind = op::read;
+    uint32_t fields = 0;
+  };
+  std::vector<entry> codes;
+};
+
+// Decodes `count` events of one thread; appends them to `out`. Returns false with a reason if
+// a column is short, an op code is unknown to the file, or a value is out of range. Events of
+// ops this build does not know are decoded (their fields skipped) and counted in `unknown`.
+struct group_input {
+  thread_id thread;
+  uint32_t count;
+  uint64_t first_ts;
+  std::array<std::span<const uint8_t>, column_count> cols;
+};
+bool decode_group(const group_input& in, const op_map& ops, std::vector<event>& out,
+                  uint64_t& unknown, std::string& error);
+
+}  // namespace fsrr::codec

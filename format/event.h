@@ -1,0 +1,130 @@
+// What a trace holds, as plain data: events, the interned tables they refer to, the initial
+// tree, and the trace-wide header and summary. Writer and reader both speak these types.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops.h"
+
+namespace fsrr {
+
+// Table ids are dense and start at 1; 0 means "none".
+using path_id = uint32_t;
+using string_id = uint32_t;
+using file_id = uint32_t;
+using thread_id = uint32_t;
+inline constexpr uint32_t no_id = 0;
+inline constexpr path_id root_path = 1;  // "/", always present
+
+// One syscall (or pseudo-op), decoded. Fields the op does not carry (ops.def) stay at their
+// defaults; that is also how they are stored: absent.
+struct event {
+  uint64_t ts = 0;   // entry time, ns since the trace clock base
+  uint64_t dur = 0;  // ns from entry to exit
+  int64_t result = 0;  // syscall return value (negative errno on failure)
+  thread_id thread = no_id;
+  op kind = op::read;
+  int32_t fd = -1;
+  int32_t fd2 = -1;
+  file_id file = no_id;
+  file_id file2 = no_id;
+  path_id path = no_id;
+  path_id path2 = no_id;
+  int64_t offset = 0;
+  int64_t offset2 = 0;
+  uint64_t size = 0;
+  uint32_t flags = 0;
+  uint32_t mode = 0;
+  uint64_t aux = 0;
+
+  bool operator==(const event&) const = default;
+};
+
+// A file-system object as the kernel identifies it. Inode numbers are reused after unlink,
+// so generation (or ctime) is part of the identity.
+struct file_info {
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+  uint32_t gen = 0;
+  uint32_t type = 0;  // S_IFMT bits; 0 if unknown
+  bool operator==(const file_info&) const = default;
+};
+
+struct thread_info {
+  int32_t tid = 0;
+  int32_t pid = 0;        // thread group id
+  int32_t ppid = 0;       // parent process at creation
+  string_id comm = no_id;
+  uint32_t fd_table = 0;  // which fd table the thread used when first seen
+  bool operator==(const thread_info&) const = default;
+};
+
+// A path is a chain of components: (parent, name). "/" is root_path with an empty name.
+struct path_entry {
+  path_id parent = no_id;
+  std::string name;
+};
+
+// One object of the initial tree, as it was before the workload touched it.
+struct tree_entry {
+  path_id path = no_id;
+  uint32_t mode = 0;  // st_mode: type and permission bits
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint64_t size = 0;
+  uint64_t allocated = 0;  // bytes actually allocated (st_blocks * 512)
+  int64_t atime_ns = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  uint32_t nlink = 1;
+  uint32_t link_group = 0;  // entries sharing a non-zero group are hard links of one inode
+  string_id target = no_id;  // symlink target
+  file_id file = no_id;      // the inode in the file table, when the recorder knows it
+  struct xattr {
+    string_id name = no_id;
+    uint32_t size = 0;
+    bool operator==(const xattr&) const = default;
+  };
+  std::vector<xattr> xattrs;
+  struct extent {
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    bool operator==(const extent&) const = default;
+  };
+  // Data extents of a sparse file (allocated < size); empty means "all data".
+  std::vector<extent> extents;
+  bool operator==(const tree_entry&) const = default;
+};
+
+enum class trace_kind : uint8_t { recording = 0, snapshot = 1 };
+
+// Why a trace cannot be replayed exactly, beyond lost events.
+enum incomplete_bit : uint64_t {
+  incomplete_compat_syscalls = 1u << 0,  // 32-bit calls were counted, not decoded
+  incomplete_io_uring = 1u << 1,
+  incomplete_aio = 1u << 2,
+  incomplete_shared_mmap = 1u << 3,  // writable shared mapping of a traced file
+  incomplete_path_unresolved = 1u << 4,
+};
+
+struct header_info {
+  uint16_t format_major = 0;  // filled by the writer
+  uint16_t format_minor = 0;
+  std::string writer;         // "fsrr 0.1.0"
+  trace_kind kind = trace_kind::recording;
+  uint64_t clock_monotonic_ns = 0;  // CLOCK_MONOTONIC at trace ts 0
+  int64_t clock_realtime_ns = 0;    // CLOCK_REALTIME at the same instant
+  std::string hostname;
+  std::string kernel;
+  std::vector<std::string> command;
+  uint32_t page_size = 0;
+  uint32_t cpus = 0;
+};
+
+// Ops on pipes, sockets, ttys and the like: counted by kind, never replayed.
+enum class fd_kind : uint8_t { pipe = 0, socket = 1, tty = 2, other = 3, count };
+std::string_view name(fd_kind k);
+
+}  // namespace fsrr

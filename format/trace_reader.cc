@@ -1,0 +1,566 @@
+#include "trace_reader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <queue>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "column_codec.h"
+#include "container.h"
+#include "tables.h"
+#include "trace_error.h"
+#include "trace_generated.h"
+
+namespace fsrr {
+namespace {
+
+using container::frame_ref;
+
+template <typename T>
+size_t len(const flatbuffers::Vector<T>* v) {
+  return v ? v->size() : 0;
+}
+
+flatbuffers::Verifier::Options verifier_options() {
+  flatbuffers::Verifier::Options o;
+  o.max_depth = 16;
+  o.max_tables = 1u << 24;
+  return o;
+}
+
+}  // namespace
+
+struct trace_reader::impl {
+  std::string file_path;
+  int fd = -1;
+  const uint8_t* map = nullptr;
+  size_t size = 0;
+
+  header_info header;
+  codec::op_map ops;
+  std::vector<frame_ref> blocks;
+  std::span<const uint8_t> footer_payload;  // empty if the trace has no footer
+  const fb::Footer* footer = nullptr;
+  std::string damage;
+
+  bool tables_loaded = false;
+  std::vector<path_entry> paths{1};  // index 0 is "none"
+  std::vector<std::string> strings{1};
+  std::vector<file_info> files{1};
+  std::vector<thread_info> threads{1};
+  std::vector<tree_entry> tree;
+  uint64_t lost = 0, incomplete = 0;
+  std::map<std::pair<op, fd_kind>, uint64_t> nonfile;
+
+  bool summary_ready = false;
+  trace_summary sum;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw trace_error(fmt::format("{}: {}", file_path, what));
+  }
+  [[noreturn]] void fail_block(size_t i, const std::string& what) const {
+    fail(fmt::format("block {} at offset {}: {}", i, blocks[i].offset, what));
+  }
+
+  std::span<const uint8_t> bytes(const frame_ref& f) const { return {map + f.offset, f.size}; }
+
+  void open_file();
+  void read_header(const frame_ref& f);
+  void read_footer(const frame_ref& f);
+  const fb::Block* load_block(size_t i, std::vector<uint8_t>& buf) const;
+  void load_tables();
+  void apply_defs(size_t i, const fb::Defs& d);
+  void apply_tree(size_t i, const fb::Tree& t);
+  void apply_counters(size_t i, const fb::Counters& c);
+  void decode_chunk(size_t i, const fb::Chunk& c, std::vector<std::vector<event>>& out,
+                    uint64_t& unknown) const;
+  void compute_summary();
+};
+
+trace_reader::trace_reader(const std::string& path) : impl_(std::make_unique<impl>()) {
+  impl_->file_path = path;
+  impl_->open_file();
+}
+
+trace_reader::~trace_reader() {
+  if (impl_->map) ::munmap(const_cast<uint8_t*>(impl_->map), impl_->size);
+  if (impl_->fd >= 0) ::close(impl_->fd);
+}
+
+void trace_reader::impl::open_file() {
+  fd = ::open(file_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw trace_error(fmt::format("cannot open {}: {}", file_path, std::strerror(errno)));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) fail(std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) fail("not a regular file");
+  size = static_cast<size_t>(st.st_size);
+  if (size == 0) fail("empty file, not an fsrr trace");
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (p == MAP_FAILED) fail(fmt::format("mmap: {}", std::strerror(errno)));
+  map = static_cast<const uint8_t*>(p);
+
+  const std::span<const uint8_t> all(map, size);
+  auto scan = container::scan(all);
+  if (scan.frames.empty() || scan.frames[0].kind != frame_ref::header) {
+    if (size >= 4 && std::memcmp(map, "\x5a\x2a\x4d\x18", 4) == 0)
+      fail("header is cut short (truncated trace)");
+    fail("not an fsrr trace");
+  }
+  read_header(scan.frames[0]);
+
+  // A crash can leave zero-filled blocks after the last write: that is a torn tail too.
+  if (!scan.corrupt.empty() &&
+      std::all_of(map + scan.end, map + size, [](uint8_t b) { return b == 0; })) {
+    scan.torn = fmt::format("{} zero bytes at offset {}", size - scan.end, scan.end);
+    scan.corrupt.clear();
+  }
+  const bool closed = size >= 4 && std::memcmp(map + size - 4, "FSRE", 4) == 0;
+  if (!scan.corrupt.empty()) fail(scan.corrupt);
+  if (!scan.torn.empty() && closed)
+    fail(fmt::format("{}; the file was closed cleanly, so it is corrupted", scan.torn));
+
+  for (size_t i = 1; i < scan.frames.size(); ++i) {
+    const auto& f = scan.frames[i];
+    switch (f.kind) {
+      case frame_ref::block:
+        if (footer) fail(fmt::format("block frame at offset {} after the footer", f.offset));
+        blocks.push_back(f);
+        break;
+      case frame_ref::footer:
+        if (i + 1 != scan.frames.size())
+          fail(fmt::format("footer at offset {} is not the last frame", f.offset));
+        read_footer(f);
+        break;
+      case frame_ref::header:
+        fail(fmt::format("second header at offset {}", f.offset));
+      case frame_ref::skipped:
+        break;  // a frame kind from a newer writer
+    }
+  }
+  if (!scan.torn.empty())
+    damage = fmt::format("torn tail: {}; {} complete blocks readable", scan.torn, blocks.size());
+}
+
+void trace_reader::impl::read_header(const frame_ref& f) {
+  std::span<const uint8_t> payload;
+  std::string why;
+  if (!container::open_skippable(bytes(f), false, payload, why)) fail("header: " + why);
+  flatbuffers::Verifier v(payload.data(), payload.size(), verifier_options());
+  if (!v.VerifyBuffer<fb::Header>("FSRH")) fail("header: not a valid fsrr header");
+  const auto* h = flatbuffers::GetRoot<fb::Header>(payload.data());
+  if (h->format_major() != format_major)
+    fail(fmt::format("format version {}.{} is not supported (this fsrr reads {}.x)",
+                     h->format_major(), h->format_minor(), format_major));
+  header.format_major = h->format_major();
+  header.format_minor = h->format_minor();
+  header.writer = h->writer() ? h->writer()->str() : "";
+  header.kind = h->kind() == fb::TraceKind::Snapshot ? trace_kind::snapshot : trace_kind::recording;
+  header.clock_monotonic_ns = h->clock_monotonic_ns();
+  header.clock_realtime_ns = h->clock_realtime_ns();
+  header.hostname = h->hostname() ? h->hostname()->str() : "";
+  header.kernel = h->kernel() ? h->kernel()->str() : "";
+  if (h->command())
+    for (const auto* s : *h->command()) header.command.push_back(s->str());
+  header.page_size = h->page_size();
+  header.cpus = h->cpus();
+  if (!h->op_names() || !h->op_fields() || h->op_names()->size() != h->op_fields()->size() ||
+      h->op_names()->size() > 256)
+    fail("header: op table missing or malformed");
+  for (size_t i = 0; i < h->op_names()->size(); ++i) {
+    codec::op_map::entry e;
+    e.fields = h->op_fields()->Get(i);
+    if (auto o = op_from_name(h->op_names()->Get(i)->string_view())) {
+      e.known = true;
+      e.kind = *o;
+    }
+    ops.codes.push_back(e);
+  }
+}
+
+void trace_reader::impl::read_footer(const frame_ref& f) {
+  std::string why;
+  if (f.offset + f.size != size) fail("footer does not end the file");
+  if (!container::open_skippable(bytes(f), true, footer_payload, why)) fail("footer: " + why);
+  flatbuffers::Verifier v(footer_payload.data(), footer_payload.size(), verifier_options());
+  if (!v.VerifyBuffer<fb::Footer>("FSRF")) fail("footer: not a valid fsrr footer");
+  footer = flatbuffers::GetRoot<fb::Footer>(footer_payload.data());
+  const auto* refs = footer->blocks();
+  if (len(refs) != blocks.size()) fail("footer index disagrees with the blocks in the file");
+  for (size_t i = 0; i < blocks.size(); ++i)
+    if (refs->Get(i)->offset() != blocks[i].offset || refs->Get(i)->size() != blocks[i].size)
+      fail(fmt::format("footer index disagrees with block {}", i));
+}
+
+const fb::Block* trace_reader::impl::load_block(size_t i, std::vector<uint8_t>& buf) const {
+  std::string why;
+  if (!container::decompress_frame(bytes(blocks[i]), buf, why)) fail_block(i, why);
+  flatbuffers::Verifier v(buf.data(), buf.size(), verifier_options());
+  if (!v.VerifyBuffer<fb::Block>("FSRB")) fail_block(i, "not a valid block");
+  const auto* b = flatbuffers::GetRoot<fb::Block>(buf.data());
+  if (b->seq() != i) fail_block(i, fmt::format("sequence number {} out of place", b->seq()));
+  return b;
+}
+
+void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
+  const size_t np = len(d.path_parent());
+  if (np) {
+    if (d.path_first() != paths.size() || len(d.path_name_len()) != np)
+      fail_block(i, "path table entries out of sequence");
+    const auto* names = d.path_names();
+    size_t pos = 0;
+    for (size_t k = 0; k < np; ++k) {
+      const uint32_t parent = d.path_parent()->Get(k);
+      const uint32_t n = d.path_name_len()->Get(k);
+      if (!names || n > names->size() - pos) fail_block(i, "path name runs past its table");
+      std::string name(reinterpret_cast<const char*>(names->data()) + pos, n);
+      pos += n;
+      const bool is_root = paths.size() == root_path;
+      if (is_root ? (parent != no_id || !name.empty())
+                  : (parent == no_id || parent >= paths.size() || !valid_component(name)))
+        fail_block(i, fmt::format("invalid path entry {}", paths.size()));
+      paths.push_back({parent, std::move(name)});
+    }
+  }
+  const size_t ns = len(d.string_len());
+  if (ns) {
+    if (d.string_first() != strings.size()) fail_block(i, "string table out of sequence");
+    const auto* b = d.string_bytes();
+    size_t pos = 0;
+    for (size_t k = 0; k < ns; ++k) {
+      const uint32_t n = d.string_len()->Get(k);
+      if (!b || n > b->size() - pos) fail_block(i, "string runs past its table");
+      strings.emplace_back(reinterpret_cast<const char*>(b->data()) + pos, n);
+      pos += n;
+    }
+  }
+  const size_t nf = len(d.file_dev());
+  if (nf) {
+    if (d.file_first() != files.size() || len(d.file_ino()) != nf || len(d.file_gen()) != nf ||
+        len(d.file_type()) != nf)
+      fail_block(i, "file table out of sequence");
+    for (size_t k = 0; k < nf; ++k)
+      files.push_back({d.file_dev()->Get(k), d.file_ino()->Get(k), d.file_gen()->Get(k),
+                       d.file_type()->Get(k)});
+  }
+  const size_t nt = len(d.thread_tid());
+  if (nt) {
+    if (d.thread_first() != threads.size() || len(d.thread_pid()) != nt ||
+        len(d.thread_ppid()) != nt || len(d.thread_comm()) != nt || len(d.thread_fd_table()) != nt)
+      fail_block(i, "thread table out of sequence");
+    for (size_t k = 0; k < nt; ++k) {
+      const uint32_t comm = d.thread_comm()->Get(k);
+      if (comm >= strings.size()) fail_block(i, "thread name refers to an unknown string");
+      threads.push_back({d.thread_tid()->Get(k), d.thread_pid()->Get(k), d.thread_ppid()->Get(k),
+                         comm, d.thread_fd_table()->Get(k)});
+    }
+  }
+}
+
+void trace_reader::impl::apply_tree(size_t i, const fb::Tree& t) {
+  const size_t n = len(t.path());
+  if (len(t.mode()) != n || len(t.uid()) != n || len(t.gid()) != n || len(t.size()) != n ||
+      len(t.allocated()) != n || len(t.atime_ns()) != n || len(t.mtime_ns()) != n ||
+      len(t.ctime_ns()) != n || len(t.nlink()) != n || len(t.link_group()) != n ||
+      len(t.target()) != n || len(t.file()) != n || len(t.xattr_count()) != n ||
+      len(t.extent_count()) != n || len(t.xattr_name()) != len(t.xattr_size()) ||
+      len(t.extent_offset()) != len(t.extent_length()))
+    fail_block(i, "tree columns disagree in length");
+  size_t xi = 0, ei = 0;
+  for (size_t k = 0; k < n; ++k) {
+    tree_entry e;
+    e.path = t.path()->Get(k);
+    e.mode = t.mode()->Get(k);
+    e.uid = t.uid()->Get(k);
+    e.gid = t.gid()->Get(k);
+    e.size = t.size()->Get(k);
+    e.allocated = t.allocated()->Get(k);
+    e.atime_ns = t.atime_ns()->Get(k);
+    e.mtime_ns = t.mtime_ns()->Get(k);
+    e.ctime_ns = t.ctime_ns()->Get(k);
+    e.nlink = t.nlink()->Get(k);
+    e.link_group = t.link_group()->Get(k);
+    e.target = t.target()->Get(k);
+    e.file = t.file()->Get(k);
+    if (e.path == no_id || e.path >= paths.size() || e.target >= strings.size() ||
+        e.file >= files.size())
+      fail_block(i, fmt::format("tree entry {} refers to an unknown table entry", k));
+    const uint32_t nx = t.xattr_count()->Get(k);
+    if (nx > len(t.xattr_name()) - xi) fail_block(i, "tree xattrs run past their column");
+    for (uint32_t x = 0; x < nx; ++x, ++xi) {
+      const uint32_t name = t.xattr_name()->Get(xi);
+      if (name == no_id || name >= strings.size()) fail_block(i, "xattr name unknown");
+      e.xattrs.push_back({name, t.xattr_size()->Get(xi)});
+    }
+    const uint32_t ne = t.extent_count()->Get(k);
+    if (ne > len(t.extent_offset()) - ei) fail_block(i, "tree extents run past their column");
+    for (uint32_t x = 0; x < ne; ++x, ++ei)
+      e.extents.push_back({t.extent_offset()->Get(ei), t.extent_length()->Get(ei)});
+    tree.push_back(std::move(e));
+  }
+}
+
+void trace_reader::impl::apply_counters(size_t i, const fb::Counters& c) {
+  if (len(c.lost_cpu()) != len(c.lost_count()) || len(c.nonfile_op()) != len(c.nonfile_kind()) ||
+      len(c.nonfile_op()) != len(c.nonfile_count()))
+    fail_block(i, "counter columns disagree in length");
+  for (size_t k = 0; k < len(c.lost_count()); ++k) lost += c.lost_count()->Get(k);
+  for (size_t k = 0; k < len(c.nonfile_op()); ++k) {
+    const uint16_t code = c.nonfile_op()->Get(k);
+    const uint8_t kind = c.nonfile_kind()->Get(k);
+    if (code >= ops.codes.size() || kind >= static_cast<uint8_t>(fd_kind::count))
+      fail_block(i, "non-file counter with an unknown op or kind");
+    if (ops.codes[code].known)
+      nonfile[{ops.codes[code].kind, static_cast<fd_kind>(kind)}] += c.nonfile_count()->Get(k);
+  }
+  incomplete |= c.incomplete();
+}
+
+void trace_reader::impl::load_tables() {
+  if (tables_loaded) return;
+  std::vector<uint8_t> buf;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const auto* b = load_block(i, buf);
+    if (b->defs()) apply_defs(i, *b->defs());
+    if (i == 0 && paths.size() <= root_path) fail_block(i, "root path missing");
+    if (b->tree()) apply_tree(i, *b->tree());
+    if (b->counters()) apply_counters(i, *b->counters());
+  }
+  if (paths.size() <= root_path) paths.push_back({no_id, ""});  // a trace with no blocks
+  tables_loaded = true;
+}
+
+void trace_reader::impl::decode_chunk(size_t i, const fb::Chunk& c,
+                                      std::vector<std::vector<event>>& out,
+                                      uint64_t& unknown) const {
+  if (!c.threads()) return;
+  std::string why;
+  for (const auto* g : *c.threads()) {
+    const uint32_t thread = g->thread();
+    if (thread == no_id || thread >= threads.size())
+      fail_block(i, fmt::format("events of unknown thread {}", thread));
+    codec::group_input in{thread, g->count(), g->first_ts(), {}};
+    const flatbuffers::Vector<uint8_t>* cols[codec::column_count] = {
+        g->op(),    g->gap(),     g->dur(),    g->result(), g->fd(),    g->fd2(),
+        g->file(),  g->file2(),   g->path(),   g->path2(),  g->offset(), g->offset2(),
+        g->size(),  g->flags(),   g->mode(),   g->aux()};
+    for (int k = 0; k < codec::column_count; ++k)
+      if (cols[k]) in.cols[k] = {cols[k]->data(), cols[k]->size()};
+    if (in.count > in.cols[codec::c_op].size()) fail_block(i, "event count exceeds its columns");
+    auto& v = out.emplace_back();
+    if (!codec::decode_group(in, ops, v, unknown, why)) fail_block(i, why);
+    const size_t np = paths.size(), nf = files.size();
+    for (const event& e : v)
+      if (e.path >= np || e.path2 >= np || e.file >= nf || e.file2 >= nf)
+        fail_block(i, fmt::format("thread {}: event refers to an unknown path or file", thread));
+  }
+}
+
+void trace_reader::impl::compute_summary() {
+  if (summary_ready) return;
+  load_tables();
+  sum = trace_summary{};
+  for (const auto& e : tree) sum.tree.add(e);
+  std::set<int32_t> pids;
+  for (size_t t = 1; t < threads.size(); ++t) pids.insert(threads[t].pid);
+  if (footer) {
+    sum.events = footer->events();
+    sum.first_ts = footer->first_ts();
+    sum.last_ts = footer->last_ts();
+    if (const auto* oc = footer->op_counts()) {
+      for (size_t k = 0; k < oc->size() && k < ops.codes.size(); ++k) {
+        if (ops.codes[k].known)
+          sum.op_counts[static_cast<size_t>(ops.codes[k].kind)] += oc->Get(k);
+        else
+          sum.unknown_ops += oc->Get(k);
+      }
+    }
+    sum.bytes_read = footer->bytes_read();
+    sum.bytes_written = footer->bytes_written();
+  } else {
+    std::vector<uint8_t> buf;
+    std::vector<std::vector<event>> groups;
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      const auto* b = load_block(i, buf);
+      if (!b->chunk()) continue;
+      groups.clear();
+      decode_chunk(i, *b->chunk(), groups, sum.unknown_ops);
+      for (const auto& g : groups)
+        for (const auto& e : g) sum.add(e);
+    }
+  }
+  sum.lost_events = lost;
+  sum.incomplete = incomplete;
+  sum.nonfile = nonfile;
+  sum.paths = paths.size() - 1;
+  sum.strings = strings.size() - 1;
+  sum.files = files.size() - 1;
+  sum.threads = threads.size() - 1;
+  sum.processes = pids.size();
+  summary_ready = true;
+}
+
+const header_info& trace_reader::header() const { return impl_->header; }
+bool trace_reader::has_footer() const { return impl_->footer != nullptr; }
+const std::string& trace_reader::damage() const { return impl_->damage; }
+uint64_t trace_reader::file_bytes() const { return impl_->size; }
+size_t trace_reader::block_count() const { return impl_->blocks.size(); }
+
+bool trace_reader::complete() {
+  const auto& s = summary();
+  return has_footer() && damage().empty() && s.lost_events == 0 && s.incomplete == 0;
+}
+
+const trace_summary& trace_reader::summary() {
+  impl_->compute_summary();
+  return impl_->sum;
+}
+
+const std::vector<tree_entry>& trace_reader::tree() {
+  impl_->load_tables();
+  return impl_->tree;
+}
+
+size_t trace_reader::path_count() {
+  impl_->load_tables();
+  return impl_->paths.size() - 1;
+}
+
+const path_entry& trace_reader::path(path_id id) {
+  impl_->load_tables();
+  if (id == no_id || id >= impl_->paths.size()) impl_->fail(fmt::format("unknown path id {}", id));
+  return impl_->paths[id];
+}
+
+std::string trace_reader::path_string(path_id id) {
+  if (id == no_id) return "";
+  if (id == root_path) return "/";
+  std::vector<const std::string*> parts;
+  // Parents always precede children (checked on load), so this walk ends.
+  for (path_id p = id; p != root_path; p = path(p).parent) parts.push_back(&path(p).name);
+  std::string s;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    s += '/';
+    s += **it;
+  }
+  return s;
+}
+
+const std::string& trace_reader::string(string_id id) {
+  impl_->load_tables();
+  if (id >= impl_->strings.size()) impl_->fail(fmt::format("unknown string id {}", id));
+  return impl_->strings[id];
+}
+
+const file_info& trace_reader::file(file_id id) {
+  impl_->load_tables();
+  if (id >= impl_->files.size()) impl_->fail(fmt::format("unknown file id {}", id));
+  return impl_->files[id];
+}
+
+const thread_info& trace_reader::thread(thread_id id) {
+  impl_->load_tables();
+  if (id >= impl_->threads.size()) impl_->fail(fmt::format("unknown thread id {}", id));
+  return impl_->threads[id];
+}
+
+size_t trace_reader::string_count() {
+  impl_->load_tables();
+  return impl_->strings.size() - 1;
+}
+size_t trace_reader::file_count() {
+  impl_->load_tables();
+  return impl_->files.size() - 1;
+}
+size_t trace_reader::thread_count() {
+  impl_->load_tables();
+  return impl_->threads.size() - 1;
+}
+
+// The merge: every decoded thread group is a cursor; the cursor with the earliest next event
+// goes first. Blocks are decoded one ahead and joined once the merge reaches their first
+// event, so memory holds only the blocks whose time ranges overlap.
+struct trace_reader::event_stream::impl {
+  trace_reader::impl* r;
+  size_t next_block = 0;
+  std::vector<uint8_t> buf;
+  uint64_t unknown = 0;
+
+  struct cursor {
+    std::shared_ptr<std::vector<std::vector<event>>> block;
+    const event* at;
+    const event* end;
+    size_t block_index;
+    bool before(const cursor& o) const {  // strict ordering key: (ts, thread, block)
+      if (at->ts != o.at->ts) return at->ts < o.at->ts;
+      if (at->thread != o.at->thread) return at->thread < o.at->thread;
+      return block_index < o.block_index;
+    }
+  };
+  struct later {
+    bool operator()(const cursor& a, const cursor& b) const { return b.before(a); }
+  };
+  std::priority_queue<cursor, std::vector<cursor>, later> heap;
+  std::optional<cursor> current;
+  std::vector<cursor> ahead;  // cursors of the decoded, not yet joined block
+  uint64_t ahead_min = 0;
+
+  void decode_ahead() {
+    while (ahead.empty() && next_block < r->blocks.size()) {
+      const size_t i = next_block++;
+      const auto* b = r->load_block(i, buf);
+      if (!b->chunk()) continue;
+      auto groups = std::make_shared<std::vector<std::vector<event>>>();
+      r->decode_chunk(i, *b->chunk(), *groups, unknown);
+      for (auto& g : *groups)
+        if (!g.empty()) {
+          if (ahead.empty() || g.front().ts < ahead_min) ahead_min = g.front().ts;
+          ahead.push_back({groups, g.data(), g.data() + g.size(), i});
+        }
+    }
+  }
+
+  bool next(event& out) {
+    for (;;) {
+      decode_ahead();
+      const bool any = current || !heap.empty();
+      const bool from_heap = !heap.empty() && (!current || heap.top().before(*current));
+      const uint64_t first_ts = from_heap ? heap.top().at->ts : current ? current->at->ts : 0;
+      if (!ahead.empty() && (!any || ahead_min <= first_ts)) {
+        for (auto& c : ahead) heap.push(std::move(c));
+        ahead.clear();
+        continue;
+      }
+      if (!any) return false;
+      if (from_heap) {
+        if (current) heap.push(std::move(*current));
+        current = heap.top();
+        heap.pop();
+      }
+      out = *current->at++;
+      if (current->at == current->end) current.reset();
+      return true;
+    }
+  }
+};
+
+trace_reader::event_stream::event_stream(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+trace_reader::event_stream::~event_stream() = default;
+trace_reader::event_stream::event_stream(event_stream&&) noexcept = default;
+bool trace_reader::event_stream::next(event& out) { return impl_->next(out); }
+
+trace_reader::event_stream trace_reader::events() {
+  impl_->load_tables();
+  auto s = std::make_unique<event_stream::impl>();
+  s->r = impl_.get();
+  return event_stream(std::move(s));
+}
+
+}  // namespace fsrr

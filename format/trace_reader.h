@@ -1,0 +1,70 @@
+// Reads a trace: checks the header, finds the blocks, and hands out the tables, the initial
+// tree and a time-ordered event stream with bounded memory. A trace is untrusted input:
+// every frame is checksummed by zstd and every block verified before use; damage ends in a
+// trace_error naming the block and offset, a torn tail (killed writer) in a readable prefix.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "event.h"
+#include "summary.h"
+
+namespace fsrr {
+
+inline constexpr uint16_t format_major = 1;
+inline constexpr uint16_t format_minor = 0;
+
+class trace_reader {
+ public:
+  explicit trace_reader(const std::string& path);  // throws trace_error
+  ~trace_reader();
+  trace_reader(const trace_reader&) = delete;
+  trace_reader& operator=(const trace_reader&) = delete;
+
+  const header_info& header() const;
+  bool has_footer() const;
+  // Why the trace is not whole (torn tail), empty if it is.
+  const std::string& damage() const;
+  // Complete: footer present, nothing torn, no lost events, nothing invisible to tracing.
+  bool complete();
+  uint64_t file_bytes() const;
+  size_t block_count() const;
+
+  // Reading any of these loads the tables and tree of every block once (not the events).
+  const trace_summary& summary();
+  const std::vector<tree_entry>& tree();
+  size_t path_count();
+  std::string path_string(path_id id);           // "/a/b"; "" for no_id
+  const path_entry& path(path_id id);            // throws on an unknown id
+  const std::string& string(string_id id);
+  const file_info& file(file_id id);
+  const thread_info& thread(thread_id id);
+  size_t string_count();
+  size_t file_count();
+  size_t thread_count();
+
+  // Events of all threads merged by entry time (ties: thread, then program order).
+  class event_stream {
+   public:
+    ~event_stream();
+    event_stream(event_stream&&) noexcept;
+    bool next(event& out);  // false at the end; throws trace_error on a damaged block
+   private:
+    friend class trace_reader;
+    struct impl;
+    explicit event_stream(std::unique_ptr<impl> p);
+    std::unique_ptr<impl> impl_;
+  };
+  event_stream events();
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace fsrr

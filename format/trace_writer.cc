@@ -1,0 +1,582 @@
+#include "trace_writer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "column_codec.h"
+#include "container.h"
+#include "tables.h"
+#include "trace_error.h"
+#include "trace_generated.h"
+#include "trace_reader.h"
+
+namespace fsrr {
+
+namespace {
+
+void write_all(int fd, const std::string& path, std::span<const uint8_t> data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw trace_error(fmt::format("{}: write: {}", path, std::strerror(errno)));
+    done += static_cast<size_t>(n);
+  }
+}
+
+// Bytes of pending, not yet written, table entries and tree data.
+struct pending_defs {
+  path_id path_first = 0;
+  std::vector<uint32_t> path_parent, path_name_len;
+  std::vector<uint8_t> path_names;
+  string_id string_first = 0;
+  std::vector<uint32_t> string_len;
+  std::vector<uint8_t> string_bytes;
+  file_id file_first = 0;
+  std::vector<uint64_t> file_dev, file_ino;
+  std::vector<uint32_t> file_gen, file_type;
+  thread_id thread_first = 0;
+  std::vector<int32_t> thread_tid, thread_pid, thread_ppid;
+  std::vector<uint32_t> thread_comm, thread_fd_table;
+
+  bool empty() const {
+    return path_parent.empty() && string_len.empty() && file_dev.empty() && thread_tid.empty();
+  }
+  size_t bytes() const {
+    return path_names.size() + path_parent.size() * 8 + string_bytes.size() +
+           string_len.size() * 4 + file_dev.size() * 24 + thread_tid.size() * 20;
+  }
+};
+
+}  // namespace
+
+struct trace_writer::impl {
+  std::string path;
+  int fd = -1;
+  writer_options opt;
+  bool finished = false;
+  uint64_t file_offset = 0;
+  uint32_t seq = 0;
+
+  // tables (ids are dense from 1)
+  std::unordered_map<std::string, path_id> path_ids;
+  uint32_t paths = 0;
+  std::unordered_map<std::string, string_id> string_ids;
+  uint32_t strings = 0;
+  std::unordered_map<file_info, file_id, file_key_hash> file_ids;
+  uint32_t files = 0;
+  uint32_t threads = 0;
+  std::set<int32_t> pids;
+  pending_defs defs;
+
+  // the open chunk
+  std::vector<codec::group_encoder> groups;
+  std::unordered_map<thread_id, size_t> group_of;
+  uint32_t chunk_events = 0;
+  size_t chunk_bytes = 0;
+  uint64_t chunk_min_ts = 0, chunk_max_ts = 0;
+  uint64_t last_flush_ts = 0;
+
+  std::vector<tree_entry> tree;
+  std::map<uint32_t, uint64_t> lost;
+  std::map<std::pair<op, fd_kind>, uint64_t> nonfile;
+  uint64_t incomplete = 0;
+  std::vector<fb::ClockPair> clocks;
+
+  std::vector<fb::BlockRef> blocks;
+  trace_summary sum;
+
+  void write_frame(std::span<const uint8_t> frame) {
+    write_all(fd, path, frame);
+    file_offset += frame.size();
+  }
+
+  bool pending() const {
+    return chunk_events || !tree.empty() || !defs.empty() || !lost.empty() ||
+           !nonfile.empty() || incomplete || !clocks.empty();
+  }
+
+  path_id new_path(path_id parent, std::string_view name) {
+    const path_id id = ++paths;
+    if (defs.path_parent.empty()) defs.path_first = id;
+    defs.path_parent.push_back(parent);
+    defs.path_name_len.push_back(static_cast<uint32_t>(name.size()));
+    defs.path_names.insert(defs.path_names.end(), name.begin(), name.end());
+    return id;
+  }
+
+  void write_header(const header_info& h);
+  void write_block();
+  void write_footer();
+};
+
+trace_writer::trace_writer(const std::string& path, header_info header, writer_options options)
+    : impl_(std::make_unique<impl>()) {
+  impl_->path = path;
+  impl_->opt = options;
+  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options.overwrite ? O_TRUNC : O_EXCL);
+  impl_->fd = ::open(path.c_str(), flags, 0600);
+  if (impl_->fd < 0) {
+    if (errno == EEXIST)
+      throw trace_error(fmt::format("{} exists; choose another name or remove it", path));
+    throw trace_error(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
+  }
+  if (options.overwrite) ::fchmod(impl_->fd, 0600);
+  impl_->new_path(no_id, "");  // root_path
+  impl_->path_ids.emplace(path_key(no_id, ""), root_path);
+  impl_->write_header(header);
+}
+
+trace_writer::~trace_writer() {
+  if (!impl_ || impl_->fd < 0) return;
+  try {
+    if (!impl_->finished) flush();
+  } catch (...) {
+    // A destructor cannot report; the blocks written so far stay readable.
+  }
+  ::close(impl_->fd);
+}
+
+void trace_writer::impl::write_header(const header_info& h) {
+  flatbuffers::FlatBufferBuilder fbb(1024);
+  std::vector<flatbuffers::Offset<flatbuffers::String>> command, names;
+  for (const auto& c : h.command) command.push_back(fbb.CreateString(c));
+  std::vector<uint32_t> fields;
+  for (size_t i = 0; i < op_count; ++i) {
+    names.push_back(fbb.CreateString(op_table[i].name));
+    fields.push_back(codec::wire_fields(static_cast<op>(i)));
+  }
+  const auto writer = fbb.CreateString(h.writer);
+  const auto host = fbb.CreateString(h.hostname);
+  const auto kernel = fbb.CreateString(h.kernel);
+  const auto cmd = fbb.CreateVector(command);
+  const auto op_names = fbb.CreateVector(names);
+  const auto op_fields = fbb.CreateVector(fields);
+  fb::HeaderBuilder b(fbb);
+  b.add_format_major(format_major);
+  b.add_format_minor(format_minor);
+  b.add_writer(writer);
+  b.add_kind(static_cast<fb::TraceKind>(h.kind));
+  b.add_clock_monotonic_ns(h.clock_monotonic_ns);
+  b.add_clock_realtime_ns(h.clock_realtime_ns);
+  b.add_hostname(host);
+  b.add_kernel(kernel);
+  b.add_command(cmd);
+  b.add_page_size(h.page_size);
+  b.add_cpus(h.cpus);
+  b.add_op_names(op_names);
+  b.add_op_fields(op_fields);
+  fbb.Finish(b.Finish(), "FSRH");
+  write_frame(container::skippable_frame(
+      container::header_magic, {fbb.GetBufferPointer(), fbb.GetSize()}));
+}
+
+path_id trace_writer::intern_child(path_id parent, std::string_view name) {
+  if (!valid_component(name))
+    throw std::invalid_argument(fmt::format("invalid path component '{}'", name));
+  auto [it, added] = impl_->path_ids.try_emplace(path_key(parent, name), 0);
+  if (added) it->second = impl_->new_path(parent, name);
+  return it->second;
+}
+
+path_id trace_writer::intern_path(std::string_view absolute) {
+  if (absolute.empty() || absolute[0] != '/')
+    throw std::invalid_argument(fmt::format("path '{}' is not absolute", absolute));
+  path_id id = root_path;
+  size_t pos = 0;
+  while (pos < absolute.size()) {
+    const size_t slash = absolute.find('/', pos);
+    const size_t end = slash == std::string_view::npos ? absolute.size() : slash;
+    if (end > pos) id = intern_child(id, absolute.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return id;
+}
+
+string_id trace_writer::intern_string(std::string_view s) {
+  auto& m = *impl_;
+  auto [it, added] = m.string_ids.try_emplace(std::string(s), 0);
+  if (added) {
+    it->second = ++m.strings;
+    if (m.defs.string_len.empty()) m.defs.string_first = it->second;
+    m.defs.string_len.push_back(static_cast<uint32_t>(s.size()));
+    m.defs.string_bytes.insert(m.defs.string_bytes.end(), s.begin(), s.end());
+  }
+  return it->second;
+}
+
+file_id trace_writer::intern_file(const file_info& f) {
+  auto& m = *impl_;
+  auto [it, added] = m.file_ids.try_emplace(f, 0);
+  if (added) {
+    it->second = ++m.files;
+    if (m.defs.file_dev.empty()) m.defs.file_first = it->second;
+    m.defs.file_dev.push_back(f.dev);
+    m.defs.file_ino.push_back(f.ino);
+    m.defs.file_gen.push_back(f.gen);
+    m.defs.file_type.push_back(f.type);
+  }
+  return it->second;
+}
+
+thread_id trace_writer::add_thread(const thread_info& t) {
+  auto& m = *impl_;
+  const thread_id id = ++m.threads;
+  if (m.defs.thread_tid.empty()) m.defs.thread_first = id;
+  m.defs.thread_tid.push_back(t.tid);
+  m.defs.thread_pid.push_back(t.pid);
+  m.defs.thread_ppid.push_back(t.ppid);
+  m.defs.thread_comm.push_back(t.comm);
+  m.defs.thread_fd_table.push_back(t.fd_table);
+  m.pids.insert(t.pid);
+  return id;
+}
+
+void trace_writer::append(const event& e) {
+  auto& m = *impl_;
+  if (m.finished) throw std::logic_error("append after finish");
+  auto [it, added] = m.group_of.try_emplace(e.thread, m.groups.size());
+  if (added) m.groups.emplace_back(e.ts);
+  auto& g = m.groups[it->second];
+  const size_t before = g.bytes();
+  g.add(e);
+  m.chunk_bytes += g.bytes() - before;
+  if (m.chunk_events == 0 || e.ts < m.chunk_min_ts) m.chunk_min_ts = e.ts;
+  if (e.ts > m.chunk_max_ts) m.chunk_max_ts = e.ts;
+  ++m.chunk_events;
+  m.sum.add(e);
+  if (m.chunk_events >= m.opt.chunk_events ||
+      m.chunk_bytes + m.defs.bytes() >= m.opt.chunk_bytes)
+    flush();
+}
+
+void trace_writer::add_tree_entry(const tree_entry& e) {
+  auto& m = *impl_;
+  m.tree.push_back(e);
+  m.sum.tree.add(e);
+  if (m.tree.size() >= m.opt.tree_entries) flush();
+}
+
+void trace_writer::add_lost(uint32_t cpu, uint64_t count) {
+  if (count == 0) return;
+  impl_->lost[cpu] += count;
+  impl_->sum.lost_events += count;
+}
+
+void trace_writer::add_nonfile(op o, fd_kind k, uint64_t count) {
+  impl_->nonfile[{o, k}] += count;
+  impl_->sum.nonfile[{o, k}] += count;
+}
+
+void trace_writer::mark_incomplete(uint64_t bits) {
+  impl_->incomplete |= bits;
+  impl_->sum.incomplete |= bits;
+}
+
+void trace_writer::add_clock_pair(uint64_t monotonic_ns, int64_t realtime_ns) {
+  impl_->clocks.emplace_back(monotonic_ns, realtime_ns);
+}
+
+void trace_writer::flush() {
+  if (impl_->pending()) impl_->write_block();
+}
+
+void trace_writer::flush_if_due(uint64_t now_ts) {
+  auto& m = *impl_;
+  if (now_ts - m.last_flush_ts >= m.opt.chunk_interval_ns) {
+    flush();
+    m.last_flush_ts = now_ts;
+  }
+}
+
+void trace_writer::impl::write_block() {
+  flatbuffers::FlatBufferBuilder fbb(chunk_bytes + defs.bytes() + tree.size() * 64 + 4096);
+
+  flatbuffers::Offset<fb::Defs> defs_off;
+  if (!defs.empty()) {
+    const auto pp = fbb.CreateVector(defs.path_parent);
+    const auto pl = fbb.CreateVector(defs.path_name_len);
+    const auto pn = fbb.CreateVector(defs.path_names);
+    const auto sl = fbb.CreateVector(defs.string_len);
+    const auto sb = fbb.CreateVector(defs.string_bytes);
+    const auto fd_ = fbb.CreateVector(defs.file_dev);
+    const auto fi = fbb.CreateVector(defs.file_ino);
+    const auto fg = fbb.CreateVector(defs.file_gen);
+    const auto ft = fbb.CreateVector(defs.file_type);
+    const auto tt = fbb.CreateVector(defs.thread_tid);
+    const auto tp = fbb.CreateVector(defs.thread_pid);
+    const auto tpp = fbb.CreateVector(defs.thread_ppid);
+    const auto tc = fbb.CreateVector(defs.thread_comm);
+    const auto tf = fbb.CreateVector(defs.thread_fd_table);
+    fb::DefsBuilder b(fbb);
+    b.add_path_first(defs.path_first);
+    b.add_path_parent(pp);
+    b.add_path_name_len(pl);
+    b.add_path_names(pn);
+    b.add_string_first(defs.string_first);
+    b.add_string_len(sl);
+    b.add_string_bytes(sb);
+    b.add_file_first(defs.file_first);
+    b.add_file_dev(fd_);
+    b.add_file_ino(fi);
+    b.add_file_gen(fg);
+    b.add_file_type(ft);
+    b.add_thread_first(defs.thread_first);
+    b.add_thread_tid(tt);
+    b.add_thread_pid(tp);
+    b.add_thread_ppid(tpp);
+    b.add_thread_comm(tc);
+    b.add_thread_fd_table(tf);
+    defs_off = b.Finish();
+  }
+
+  flatbuffers::Offset<fb::Chunk> chunk_off;
+  if (chunk_events) {
+    std::vector<flatbuffers::Offset<fb::ThreadEvents>> te;
+    std::vector<std::pair<thread_id, size_t>> order(group_of.begin(), group_of.end());
+    std::sort(order.begin(), order.end());
+    for (const auto& [tid, gi] : order) {
+      const auto& g = groups[gi];
+      std::array<flatbuffers::Offset<flatbuffers::Vector<uint8_t>>, codec::column_count> c;
+      for (int i = 0; i < codec::column_count; ++i)
+        c[i] = fbb.CreateVector(g.data(static_cast<codec::column>(i)));
+      fb::ThreadEventsBuilder b(fbb);
+      b.add_thread(tid);
+      b.add_count(g.count());
+      b.add_first_ts(g.first_ts());
+      b.add_op(c[codec::c_op]);
+      b.add_gap(c[codec::c_gap]);
+      b.add_dur(c[codec::c_dur]);
+      b.add_result(c[codec::c_result]);
+      b.add_fd(c[codec::c_fd]);
+      b.add_fd2(c[codec::c_fd2]);
+      b.add_file(c[codec::c_file]);
+      b.add_file2(c[codec::c_file2]);
+      b.add_path(c[codec::c_path]);
+      b.add_path2(c[codec::c_path2]);
+      b.add_offset(c[codec::c_offset]);
+      b.add_offset2(c[codec::c_offset2]);
+      b.add_size(c[codec::c_size]);
+      b.add_flags(c[codec::c_flags]);
+      b.add_mode(c[codec::c_mode]);
+      b.add_aux(c[codec::c_aux]);
+      te.push_back(b.Finish());
+    }
+    const auto tv = fbb.CreateVector(te);
+    fb::ChunkBuilder b(fbb);
+    b.add_events(chunk_events);
+    b.add_min_ts(chunk_min_ts);
+    b.add_max_ts(chunk_max_ts);
+    b.add_threads(tv);
+    chunk_off = b.Finish();
+  }
+
+  flatbuffers::Offset<fb::Tree> tree_off;
+  if (!tree.empty()) {
+    std::vector<uint32_t> path_, mode, uid, gid, nlink, group, target, file, xc, xn, xs, ec;
+    std::vector<uint64_t> size, alloc, eo, el;
+    std::vector<int64_t> at, mt, ct;
+    for (const auto& e : tree) {
+      path_.push_back(e.path);
+      mode.push_back(e.mode);
+      uid.push_back(e.uid);
+      gid.push_back(e.gid);
+      size.push_back(e.size);
+      alloc.push_back(e.allocated);
+      at.push_back(e.atime_ns);
+      mt.push_back(e.mtime_ns);
+      ct.push_back(e.ctime_ns);
+      nlink.push_back(e.nlink);
+      group.push_back(e.link_group);
+      target.push_back(e.target);
+      file.push_back(e.file);
+      xc.push_back(static_cast<uint32_t>(e.xattrs.size()));
+      for (const auto& x : e.xattrs) {
+        xn.push_back(x.name);
+        xs.push_back(x.size);
+      }
+      ec.push_back(static_cast<uint32_t>(e.extents.size()));
+      for (const auto& x : e.extents) {
+        eo.push_back(x.offset);
+        el.push_back(x.length);
+      }
+    }
+    const auto v_path = fbb.CreateVector(path_);
+    const auto v_mode = fbb.CreateVector(mode);
+    const auto v_uid = fbb.CreateVector(uid);
+    const auto v_gid = fbb.CreateVector(gid);
+    const auto v_size = fbb.CreateVector(size);
+    const auto v_alloc = fbb.CreateVector(alloc);
+    const auto v_at = fbb.CreateVector(at);
+    const auto v_mt = fbb.CreateVector(mt);
+    const auto v_ct = fbb.CreateVector(ct);
+    const auto v_nlink = fbb.CreateVector(nlink);
+    const auto v_group = fbb.CreateVector(group);
+    const auto v_target = fbb.CreateVector(target);
+    const auto v_file = fbb.CreateVector(file);
+    const auto v_xc = fbb.CreateVector(xc);
+    const auto v_xn = fbb.CreateVector(xn);
+    const auto v_xs = fbb.CreateVector(xs);
+    const auto v_ec = fbb.CreateVector(ec);
+    const auto v_eo = fbb.CreateVector(eo);
+    const auto v_el = fbb.CreateVector(el);
+    fb::TreeBuilder b(fbb);
+    b.add_path(v_path);
+    b.add_mode(v_mode);
+    b.add_uid(v_uid);
+    b.add_gid(v_gid);
+    b.add_size(v_size);
+    b.add_allocated(v_alloc);
+    b.add_atime_ns(v_at);
+    b.add_mtime_ns(v_mt);
+    b.add_ctime_ns(v_ct);
+    b.add_nlink(v_nlink);
+    b.add_link_group(v_group);
+    b.add_target(v_target);
+    b.add_file(v_file);
+    b.add_xattr_count(v_xc);
+    b.add_xattr_name(v_xn);
+    b.add_xattr_size(v_xs);
+    b.add_extent_count(v_ec);
+    b.add_extent_offset(v_eo);
+    b.add_extent_length(v_el);
+    tree_off = b.Finish();
+  }
+
+  flatbuffers::Offset<fb::Counters> counters_off;
+  if (!lost.empty() || !nonfile.empty() || incomplete || !clocks.empty()) {
+    std::vector<uint32_t> lc;
+    std::vector<uint64_t> ln, nc;
+    std::vector<uint16_t> no;
+    std::vector<uint8_t> nk;
+    for (const auto& [cpu, n] : lost) {
+      lc.push_back(cpu);
+      ln.push_back(n);
+    }
+    for (const auto& [key, n] : nonfile) {
+      no.push_back(static_cast<uint16_t>(key.first));
+      nk.push_back(static_cast<uint8_t>(key.second));
+      nc.push_back(n);
+    }
+    const auto v_lc = fbb.CreateVector(lc);
+    const auto v_ln = fbb.CreateVector(ln);
+    const auto v_no = fbb.CreateVector(no);
+    const auto v_nk = fbb.CreateVector(nk);
+    const auto v_nc = fbb.CreateVector(nc);
+    const auto v_cl = fbb.CreateVectorOfStructs(clocks);
+    fb::CountersBuilder b(fbb);
+    b.add_lost_cpu(v_lc);
+    b.add_lost_count(v_ln);
+    b.add_nonfile_op(v_no);
+    b.add_nonfile_kind(v_nk);
+    b.add_nonfile_count(v_nc);
+    b.add_incomplete(incomplete);
+    b.add_clocks(v_cl);
+    counters_off = b.Finish();
+  }
+
+  fb::BlockBuilder b(fbb);
+  b.add_seq(seq);
+  if (!defs_off.IsNull()) b.add_defs(defs_off);
+  if (!chunk_off.IsNull()) b.add_chunk(chunk_off);
+  if (!tree_off.IsNull()) b.add_tree(tree_off);
+  if (!counters_off.IsNull()) b.add_counters(counters_off);
+  fbb.Finish(b.Finish(), "FSRB");
+
+  const auto frame =
+      container::compress_frame({fbb.GetBufferPointer(), fbb.GetSize()}, opt.zstd_level);
+  const uint64_t at_offset = file_offset;
+  write_frame(frame);
+  blocks.emplace_back(at_offset, frame.size(), chunk_events, static_cast<uint32_t>(tree.size()),
+                      chunk_events ? chunk_min_ts : 0, chunk_events ? chunk_max_ts : 0);
+  ++seq;
+
+  defs = pending_defs{};
+  groups.clear();
+  group_of.clear();
+  chunk_events = 0;
+  chunk_bytes = 0;
+  tree.clear();
+  lost.clear();
+  nonfile.clear();
+  incomplete = 0;
+  clocks.clear();
+}
+
+void trace_writer::impl::write_footer() {
+  flatbuffers::FlatBufferBuilder fbb(4096 + blocks.size() * sizeof(fb::BlockRef));
+  std::vector<uint64_t> counts(sum.op_counts.begin(), sum.op_counts.end());
+  std::vector<uint16_t> no;
+  std::vector<uint8_t> nk;
+  std::vector<uint64_t> nc;
+  for (const auto& [key, n] : sum.nonfile) {
+    no.push_back(static_cast<uint16_t>(key.first));
+    nk.push_back(static_cast<uint8_t>(key.second));
+    nc.push_back(n);
+  }
+  const auto v_blocks = fbb.CreateVectorOfStructs(blocks);
+  const auto v_counts = fbb.CreateVector(counts);
+  const auto v_no = fbb.CreateVector(no);
+  const auto v_nk = fbb.CreateVector(nk);
+  const auto v_nc = fbb.CreateVector(nc);
+  fb::FooterBuilder b(fbb);
+  b.add_blocks(v_blocks);
+  b.add_events(sum.events);
+  b.add_lost_events(sum.lost_events);
+  b.add_first_ts(sum.first_ts);
+  b.add_last_ts(sum.last_ts);
+  b.add_op_counts(v_counts);
+  b.add_paths(paths);
+  b.add_strings(strings);
+  b.add_files(files);
+  b.add_threads(threads);
+  b.add_processes(static_cast<uint32_t>(pids.size()));
+  b.add_bytes_read(sum.bytes_read);
+  b.add_bytes_written(sum.bytes_written);
+  b.add_incomplete(sum.incomplete);
+  b.add_tree_files(sum.tree.files);
+  b.add_tree_dirs(sum.tree.dirs);
+  b.add_tree_symlinks(sum.tree.symlinks);
+  b.add_tree_other(sum.tree.other);
+  b.add_tree_bytes(sum.tree.bytes);
+  b.add_nonfile_op(v_no);
+  b.add_nonfile_kind(v_nk);
+  b.add_nonfile_count(v_nc);
+  fbb.Finish(b.Finish(), "FSRF");
+  write_frame(container::skippable_frame(container::footer_magic,
+                                         {fbb.GetBufferPointer(), fbb.GetSize()}, true));
+}
+
+void trace_writer::finish() {
+  auto& m = *impl_;
+  if (m.finished) return;
+  flush();
+  m.write_footer();
+  m.finished = true;
+  if (::fsync(m.fd) != 0 && errno != EINVAL)
+    throw trace_error(fmt::format("{}: fsync: {}", m.path, std::strerror(errno)));
+}
+
+const trace_summary& trace_writer::summary() const {
+  auto& m = *impl_;
+  m.sum.paths = m.paths;
+  m.sum.strings = m.strings;
+  m.sum.files = m.files;
+  m.sum.threads = m.threads;
+  m.sum.processes = m.pids.size();
+  return m.sum;
+}
+
+uint64_t trace_writer::file_bytes() const { return impl_->file_offset; }
+const std::string& trace_writer::path() const { return impl_->path; }
+
+}  // namespace fsrr

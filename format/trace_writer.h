@@ -1,0 +1,62 @@
+// Writes a trace: interns table entries, buffers events per thread in column form, and
+// writes one zstd frame per block with a single write(2). finish() adds the footer; a writer
+// that never gets there (killed) still leaves every flushed block readable.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "event.h"
+#include "summary.h"
+
+namespace fsrr {
+
+struct writer_options {
+  uint32_t chunk_events = 65536;             // flush after this many events...
+  uint32_t chunk_bytes = 4u << 20;           // ...or this many encoded bytes...
+  uint64_t chunk_interval_ns = 1000000000;   // ...or when flush_if_due sees this much time pass
+  uint32_t tree_entries = 65536;             // tree entries per block
+  int zstd_level = 3;
+  bool overwrite = false;                    // replace an existing file
+};
+
+class trace_writer {
+ public:
+  // Creates `path` with mode 0600 and writes the header. Throws trace_error (one line) if the
+  // file exists and !overwrite, or cannot be created.
+  trace_writer(const std::string& path, header_info header, writer_options options = {});
+  ~trace_writer();  // flushes buffered data without a footer unless finish() ran
+  trace_writer(const trace_writer&) = delete;
+  trace_writer& operator=(const trace_writer&) = delete;
+
+  // Interning: the same key always yields the same id.
+  path_id intern_path(std::string_view absolute);  // "/a/b/c"; must start with '/'
+  path_id intern_child(path_id parent, std::string_view name);
+  string_id intern_string(std::string_view s);
+  file_id intern_file(const file_info& f);
+  // Threads are not deduplicated: a reused tid after exit is a new thread.
+  thread_id add_thread(const thread_info& t);
+
+  void append(const event& e);
+  void add_tree_entry(const tree_entry& e);
+  void add_lost(uint32_t cpu, uint64_t count);
+  void add_nonfile(op o, fd_kind k, uint64_t count = 1);
+  void mark_incomplete(uint64_t bits);
+  void add_clock_pair(uint64_t monotonic_ns, int64_t realtime_ns);
+
+  void flush();                          // write everything buffered as one block
+  void flush_if_due(uint64_t now_ts);    // flush if chunk_interval_ns passed since the last
+  void finish();                         // flush, then the footer; the writer is then closed
+
+  const trace_summary& summary() const;
+  uint64_t file_bytes() const;           // bytes written to the file so far
+  const std::string& path() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace fsrr
