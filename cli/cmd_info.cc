@@ -1,12 +1,29 @@
-#include "commands.h"
+#include <fmt/format.h>
 
-#include <stdexcept>
+#include "commands.h"
+#include "describe.h"
+#include "trace_reader.h"
 
 namespace fsrr::cli {
 
 command add_info(CLI::App& app) {
-  auto* sub = app.add_subcommand("info", "not built yet");
-  return {sub, [] () -> int { throw std::runtime_error("info is not built yet"); }};
+  struct opts {
+    std::string file = "fsrr.trace";
+    bool json = false;
+  };
+  auto o = std::make_shared<opts>();
+  auto* sub = app.add_subcommand("info", "Summarize a trace: header, state (complete, torn, lost "
+                                         "events), duration, op counts, bytes, files, tree");
+  sub->add_option("FILE", o->file, "Trace file")->capture_default_str();
+  sub->add_flag("--json", o->json, "One JSON object instead of text");
+  return {sub, [o] {
+            trace_reader r(o->file);
+            if (o->json)
+              fmt::print("{}\n", info_json(r).dump(2));
+            else
+              fmt::print("{}", info_text(r));
+            return 0;
+          }};
 }
 
 }  // namespace fsrr::cli

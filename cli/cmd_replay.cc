@@ -1,12 +1,76 @@
-#include "commands.h"
+#include <sys/stat.h>
 
-#include <stdexcept>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "replay.h"
+#include "trace_error.h"
+#include "trace_reader.h"
 
 namespace fsrr::cli {
 
 command add_replay(CLI::App& app) {
-  auto* sub = app.add_subcommand("replay", "not built yet");
-  return {sub, [] () -> int { throw std::runtime_error("replay is not built yet"); }};
+  struct opts {
+    std::string file, target, report, data = "zero";
+    std::vector<std::string> maps;
+    double dedupe = 0;
+    uint64_t seed = 0;
+    replay_options r;
+    bool no_progress = false;
+  };
+  auto o = std::make_shared<opts>();
+  auto* sub = app.add_subcommand(
+      "replay", "Recreate the trace's initial tree beneath TARGET, then re-issue its operations");
+  sub->add_option("FILE", o->file, "Trace file")->required();
+  sub->add_option("TARGET", o->target, "Directory to replay into (must be empty unless --force)")
+      ->required();
+  sub->add_option("--map", o->maps,
+                  "FROM=TO: replay recorded paths under FROM beneath directory TO instead");
+  sub->add_option("--data", o->data, "Generated file contents: zero, random or compress:RATIO")
+      ->capture_default_str();
+  sub->add_option("--dedupe", o->dedupe, "Percentage of 4 KiB blocks that repeat shared blocks")
+      ->check(CLI::Range(0.0, 100.0));
+  sub->add_option("--seed", o->seed, "Seed of the generated data (same seed, same bytes)");
+  sub->add_option("--timing", o->r.timing,
+                  "faithful: recorded start times; think: recorded gaps per thread; afap: no "
+                  "waiting")
+      ->check(CLI::IsMember({"faithful", "think", "afap"}))
+      ->capture_default_str();
+  sub->add_option("--speed", o->r.speed, "Scale recorded time: 2 replays twice as fast")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--report", o->report, "Write the report as JSON to this file");
+  sub->add_flag("--force", o->r.force, "Replay into a non-empty TARGET");
+  sub->add_flag("--strict", o->r.strict, "Stop at the first result that differs from the trace");
+  sub->add_flag("--no-progress", o->no_progress, "No progress line on a terminal");
+  return {sub, [o] {
+            replay_options opt = o->r;
+            opt.target = o->target;
+            try {
+              for (const auto& m : o->maps) opt.maps.push_back(parse_map(m));
+              opt.data = data_spec::parse(o->data, o->dedupe, o->seed);
+            } catch (const std::invalid_argument& e) {
+              throw trace_error(e.what());
+            }
+            opt.progress = !o->no_progress;
+            trace_reader trace(o->file);
+            if (!o->report.empty()) {
+              struct stat a, b;
+              if (::stat(o->report.c_str(), &a) == 0 && ::stat(o->file.c_str(), &b) == 0 &&
+                  a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+                throw trace_error("--report names the trace file itself");
+            }
+            const replay_outcome r = run_replay(trace, opt);
+            fmt::print("{}", format_outcome(r));
+            if (!o->report.empty()) {
+              std::ofstream out(o->report, std::ios::trunc);
+              out << r.report.dump(2) << '\n';
+              if (!out) throw trace_error(fmt::format("cannot write report {}", o->report));
+            }
+            return r.status;
+          }};
 }
 
 }  // namespace fsrr::cli

@@ -1,12 +1,53 @@
-#include "commands.h"
+#include <fmt/format.h>
 
-#include <stdexcept>
+#include "commands.h"
+#include "trace_error.h"
+#include "trace_reader.h"
+#include "verify.h"
 
 namespace fsrr::cli {
 
 command add_verify(CLI::App& app) {
-  auto* sub = app.add_subcommand("verify", "not built yet");
-  return {sub, [] () -> int { throw std::runtime_error("verify is not built yet"); }};
+  struct opts {
+    std::string file, target;
+    std::vector<std::string> maps;
+    bool no_times = false, owners = false;
+    size_t max_shown = 50;
+  };
+  auto o = std::make_shared<opts>();
+  auto* sub = app.add_subcommand(
+      "verify", "Check that TARGET holds the end state the trace implies; list the differences");
+  sub->add_option("FILE", o->file, "Trace file")->required();
+  sub->add_option("TARGET", o->target, "Directory the trace was replayed into")->required();
+  sub->add_option("--map", o->maps, "FROM=TO, as given to replay");
+  sub->add_flag("--no-times", o->no_times, "Do not compare modification times");
+  sub->add_flag("--owners", o->owners, "Compare owners too (replays running as root set them)");
+  sub->add_option("--max", o->max_shown, "Differences to print at most")->capture_default_str();
+  return {sub, [o] {
+            std::vector<map_rule> maps;
+            try {
+              for (const auto& m : o->maps) maps.push_back(parse_map(m));
+            } catch (const std::invalid_argument& e) {
+              throw trace_error(e.what());
+            }
+            trace_reader trace(o->file);
+            if (trace.summary().events > 0)
+              throw trace_error("verifying the end state of recorded events is not built yet");
+            target_root target(o->target, maps);
+            const expected_state expected = expected_from_tree(trace);
+            const auto diffs = compare(expected, target, {o->owners, !o->no_times});
+            for (size_t i = 0; i < diffs.size() && i < o->max_shown; ++i)
+              fmt::print("{}: {}\n", diffs[i].path, diffs[i].what);
+            if (diffs.size() > o->max_shown)
+              fmt::print("... and {} more\n", diffs.size() - o->max_shown);
+            if (!diffs.empty()) {
+              fmt::print(stderr, "fsrr: verify: {} of {} entries differ\n", diffs.size(),
+                         expected.size());
+              return 1;
+            }
+            fmt::print("verify: all {} entries match\n", expected.size());
+            return 0;
+          }};
 }
 
 }  // namespace fsrr::cli

@@ -1,0 +1,44 @@
+// Prepare: build the trace's initial tree beneath the target before any op is replayed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "data_source.h"
+#include "target.h"
+#include "trace_reader.h"
+
+namespace fsrr {
+
+struct prepare_options {
+  bool owners = false;  // chown to the recorded uid/gid (replay turns it on when root)
+  // Called now and then with (entries done, entries total) for a progress line.
+  std::function<void(uint64_t, uint64_t)> progress;
+};
+
+struct prepare_result {
+  uint64_t files = 0;
+  uint64_t dirs = 0;
+  uint64_t symlinks = 0;
+  uint64_t hardlinks = 0;  // extra names of an inode already created
+  uint64_t other = 0;      // fifos and sockets
+  uint64_t skipped = 0;    // device nodes: never created by a replay
+  uint64_t bytes = 0;      // data bytes written
+  uint64_t xattrs = 0;
+  uint64_t wall_ns = 0;
+  uint64_t errors = 0;
+  std::vector<std::string> first_errors;  // up to 10, "path: what"
+};
+
+// The content key of a tree file: prepare and the replay engine use the same one, so a
+// file's bytes are the same whichever of them writes them.
+inline uint64_t content_key(path_id path) {
+  return path;
+}
+
+prepare_result prepare_tree(trace_reader& trace, const target_root& target, const data_source& data,
+                            const prepare_options& options);
+
+}  // namespace fsrr

@@ -1,0 +1,64 @@
+// Where a replay may act: TARGET and the --map destinations, nothing else. A trace path maps
+// to one of these roots plus a relative path of plain components; every open goes through
+// openat2(RESOLVE_BENEATH), so neither '..' in a trace nor a symlink planted by an earlier op
+// can lead outside. A trace is untrusted input.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fsrr {
+
+struct map_rule {
+  std::string from;  // absolute path prefix in the trace, e.g. "/data"
+  std::string to;    // directory it replays into, e.g. "/mnt/xfs/data"
+};
+
+// "FROM=TO"; throws std::invalid_argument with a one-line message on a malformed rule.
+map_rule parse_map(std::string_view text);
+
+class target_root {
+ public:
+  // Opens TARGET and each map destination (they must exist and be directories).
+  // Throws trace_error with one line otherwise.
+  target_root(const std::string& target, const std::vector<map_rule>& maps = {});
+  ~target_root();
+  target_root(const target_root&) = delete;
+  target_root& operator=(const target_root&) = delete;
+
+  struct location {
+    int root = -1;    // fd of the root directory it lives under (owned by target_root)
+    std::string rel;  // "a/b/c": plain components only; "" is the root itself
+  };
+  // nullopt for a path that is not absolute or holds an empty, "." or ".." component.
+  std::optional<location> locate(std::string_view trace_path) const;
+
+  // openat2(root, rel, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS): the fd, or -errno.
+  int open(const location& at, int flags, mode_t mode = 0, uint64_t extra_resolve = 0) const;
+  // The parent directory of `at` (O_PATH | O_DIRECTORY, confined) and the last component.
+  // For the ops that act on a name without following it (mkdirat, unlinkat, renameat2,
+  // symlinkat, linkat, mknodat, fchownat/utimensat with AT_SYMLINK_NOFOLLOW). -errno on error;
+  // -EINVAL for the root itself.
+  int open_parent(const location& at, std::string& name) const;
+  // mkdir -p of `at` beneath its root: missing directories get `mode`. 0 or -errno.
+  int make_dirs(const location& at, mode_t mode) const;
+
+  const std::string& path() const { return path_; }
+  // True if TARGET holds nothing (replay refuses a non-empty TARGET without --force).
+  bool empty() const;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  struct mapped {
+    std::string from;
+    int fd;
+  };
+  std::vector<mapped> maps_;  // longest `from` first
+};
+
+}  // namespace fsrr

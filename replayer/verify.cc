@@ -1,0 +1,132 @@
+#include "verify.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace fsrr {
+namespace {
+
+const char* type_name(uint32_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG: return "file";
+    case S_IFDIR: return "directory";
+    case S_IFLNK: return "symlink";
+    case S_IFIFO: return "fifo";
+    case S_IFSOCK: return "socket";
+    case S_IFCHR: return "char device";
+    case S_IFBLK: return "block device";
+  }
+  return "unknown";
+}
+
+int64_t ns(const timespec& t) { return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec; }
+
+std::vector<std::pair<std::string, uint32_t>> read_xattrs(int fd) {
+  // An O_PATH fd serves the l*xattr calls through its /proc link (already confined).
+  const std::string p = fmt::format("/proc/self/fd/{}", fd);
+  std::vector<std::pair<std::string, uint32_t>> out;
+  std::vector<char> names(4096);
+  const ssize_t n = ::llistxattr(p.c_str(), names.data(), names.size());
+  if (n <= 0) return out;
+  for (size_t pos = 0; pos < static_cast<size_t>(n);) {
+    const char* name = names.data() + pos;
+    pos += std::strlen(name) + 1;
+    const ssize_t size = ::lgetxattr(p.c_str(), name, nullptr, 0);
+    out.emplace_back(name, size < 0 ? 0 : static_cast<uint32_t>(size));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+expected_state expected_from_tree(trace_reader& trace) {
+  expected_state s;
+  for (const tree_entry& e : trace.tree()) {
+    if (S_ISCHR(e.mode) || S_ISBLK(e.mode)) continue;  // never created by a replay
+    expected_entry x;
+    x.mode = e.mode;
+    x.size = e.size;
+    x.check_size = S_ISREG(e.mode);
+    if (S_ISLNK(e.mode)) x.target = trace.string(e.target);
+    x.mtime_ns = e.mtime_ns;
+    x.uid = e.uid;
+    x.gid = e.gid;
+    x.link_group = e.link_group;
+    for (const auto& a : e.xattrs) x.xattrs.emplace_back(trace.string(a.name), a.size);
+    std::sort(x.xattrs.begin(), x.xattrs.end());
+    s[trace.path_string(e.path)] = std::move(x);
+  }
+  return s;
+}
+
+std::vector<difference> compare(const expected_state& expected, const target_root& target,
+                                const verify_options& options) {
+  std::vector<difference> diffs;
+  std::unordered_map<uint32_t, std::pair<dev_t, ino_t>> groups;
+  for (const auto& [path, x] : expected) {
+    auto differ = [&](std::string what) { diffs.push_back({path, std::move(what)}); };
+    const auto at = target.locate(path);
+    if (!at) {
+      differ("path is not confined to the target");
+      continue;
+    }
+    const int fd = target.open(*at, O_PATH | O_NOFOLLOW);
+    if (fd < 0) {
+      if (!x.absent) differ(fd == -ENOENT ? "missing" : fmt::format("cannot open: {}", std::strerror(-fd)));
+      continue;
+    }
+    struct stat st;
+    const bool ok = ::fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0;
+    if (x.absent) {
+      differ("exists, expected absent");
+    } else if (!ok) {
+      differ(fmt::format("cannot stat: {}", std::strerror(errno)));
+    } else if ((st.st_mode & S_IFMT) != (x.mode & S_IFMT)) {
+      differ(fmt::format("is a {}, expected a {}", type_name(st.st_mode), type_name(x.mode)));
+    } else {
+      if (x.check_mode && !S_ISLNK(x.mode) && (st.st_mode & 07777) != (x.mode & 07777))
+        differ(fmt::format("mode {:04o}, expected {:04o}", st.st_mode & 07777, x.mode & 07777));
+      if (x.check_size && S_ISREG(x.mode) && static_cast<uint64_t>(st.st_size) != x.size)
+        differ(fmt::format("size {}, expected {}", st.st_size, x.size));
+      if (S_ISLNK(x.mode)) {
+        char buf[PATH_MAX];
+        const ssize_t n = ::readlinkat(fd, "", buf, sizeof buf);
+        const std::string got = n >= 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+        if (got != x.target) differ(fmt::format("link target '{}', expected '{}'", got, x.target));
+      }
+      if (options.times && x.check_mtime && ns(st.st_mtim) != x.mtime_ns)
+        differ(fmt::format("mtime {}, expected {}", ns(st.st_mtim), x.mtime_ns));
+      if (options.owners && x.check_owner && (st.st_uid != x.uid || st.st_gid != x.gid))
+        differ(fmt::format("owner {}:{}, expected {}:{}", st.st_uid, st.st_gid, x.uid, x.gid));
+      if (x.check_xattrs && !S_ISLNK(x.mode)) {
+        const auto got = read_xattrs(fd);
+        if (got != x.xattrs) {
+          std::string g, w;
+          for (const auto& [n, sz] : got) g += fmt::format("{}{}={}", g.empty() ? "" : ",", n, sz);
+          for (const auto& [n, sz] : x.xattrs)
+            w += fmt::format("{}{}={}", w.empty() ? "" : ",", n, sz);
+          differ(fmt::format("xattrs [{}], expected [{}]", g, w));
+        }
+      }
+      if (x.link_group != 0) {
+        auto [it, first] = groups.try_emplace(x.link_group, st.st_dev, st.st_ino);
+        if (!first && it->second != std::pair<dev_t, ino_t>{st.st_dev, st.st_ino})
+          differ("not a hard link of the other names of its inode");
+      }
+    }
+    ::close(fd);
+  }
+  return diffs;
+}
+
+}  // namespace fsrr

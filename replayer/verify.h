@@ -1,0 +1,50 @@
+// verify: does TARGET hold the state the trace implies? The expected state starts as the
+// initial tree; the end-state model (end_state.h) applies the recorded events to it; compare()
+// then checks every expected entry beneath the target.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "target.h"
+#include "trace_reader.h"
+
+namespace fsrr {
+
+struct expected_entry {
+  bool absent = false;  // must not exist (deleted or renamed away)
+  uint32_t mode = 0;    // type bits always checked; permission bits if check_mode
+  bool check_mode = true;
+  uint64_t size = 0;  // regular files
+  bool check_size = true;
+  std::string target;  // symlinks
+  int64_t mtime_ns = 0;
+  bool check_mtime = true;
+  uint32_t uid = 0, gid = 0;
+  bool check_owner = true;
+  std::vector<std::pair<std::string, uint32_t>> xattrs;  // name, value size
+  bool check_xattrs = true;
+  uint32_t link_group = 0;  // entries of one group must be one inode
+};
+
+// Keyed by recorded absolute path.
+using expected_state = std::map<std::string, expected_entry>;
+
+expected_state expected_from_tree(trace_reader& trace);
+
+struct verify_options {
+  bool owners = false;  // compare uid/gid (meaningful when the replay ran as root)
+  bool times = true;    // compare mtimes
+};
+
+struct difference {
+  std::string path;  // as recorded
+  std::string what;  // "size 4096, expected 1024"
+};
+
+std::vector<difference> compare(const expected_state& expected, const target_root& target,
+                                const verify_options& options);
+
+}  // namespace fsrr

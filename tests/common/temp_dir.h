@@ -1,0 +1,24 @@
+// A temporary directory owned by one test: created fresh, removed with everything in it.
+#pragma once
+
+#include <string>
+
+namespace fsrr::test {
+
+class temp_dir {
+ public:
+  explicit temp_dir(const std::string& base = "/tmp");
+  ~temp_dir();
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// rm -rf without following symlinks and without crossing mount points.
+void remove_tree(const std::string& path);
+
+}  // namespace fsrr::test

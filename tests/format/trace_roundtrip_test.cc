@@ -1,0 +1,201 @@
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include <catch2/catch.hpp>
+
+#include "sample_trace.h"
+#include "temp_dir.h"
+#include "trace_error.h"
+#include "trace_reader.h"
+
+using namespace fsrr;
+
+namespace {
+
+std::vector<event> time_order(std::vector<event> v) {
+  std::stable_sort(v.begin(), v.end(), [](const event& a, const event& b) {
+    return a.ts != b.ts ? a.ts < b.ts : a.thread < b.thread;
+  });
+  return v;
+}
+
+std::vector<event> read_all(trace_reader& r) {
+  std::vector<event> out;
+  auto s = r.events();
+  event e;
+  while (s.next(e)) out.push_back(e);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every op and field survives a round trip, in time order") {
+  test::temp_dir dir;
+  writer_options small;
+  small.chunk_events = 16;  // many blocks, threads split across them
+  for (const auto& opt : {writer_options{}, small}) {
+    const std::string path = dir / (opt.chunk_events == 16 ? "small.trace" : "big.trace");
+    const auto s = test::write_sample(path, opt);
+    trace_reader r(path);
+    const auto got = read_all(r);
+    const auto want = time_order(s.events);
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      INFO("event " << i << " op " << name(want[i].kind));
+      CHECK(got[i] == want[i]);
+    }
+    CHECK(r.complete() == false);  // lost events and io_uring were recorded
+    CHECK(r.has_footer());
+    CHECK(r.damage().empty());
+  }
+}
+
+TEST_CASE("paths, files, threads and strings come back by id") {
+  test::temp_dir dir;
+  const auto s = test::write_sample(dir / "t.trace", {});
+  trace_reader r(dir / "t.trace");
+  for (size_t i = 0; i < s.events.size(); ++i)
+    if (!s.paths[i].empty()) CHECK(r.path_string(s.events[i].path) == s.paths[i]);
+  CHECK(r.path_string(root_path) == "/");
+  CHECK(r.thread_count() == 3);
+  CHECK(r.thread(1) == thread_info{100, 100, 1, 1, 1});
+  CHECK(r.string(r.thread(3).comm) == "cat");
+  CHECK(r.thread(3).fd_table == 2);
+  const event& first_read = s.events[static_cast<size_t>(op::read)];
+  CHECK(r.file(first_read.file) == file_info{8, 1000 + static_cast<uint64_t>(op::read), 7, S_IFREG});
+  CHECK_THROWS_AS(r.path(static_cast<path_id>(r.path_count() + 1)), trace_error);
+}
+
+TEST_CASE("the header comes back as written") {
+  test::temp_dir dir;
+  test::write_sample(dir / "t.trace", {});
+  trace_reader r(dir / "t.trace");
+  const auto want = test::sample_header();
+  const auto& h = r.header();
+  CHECK(h.format_major == format_major);
+  CHECK(h.format_minor == format_minor);
+  CHECK(h.writer == want.writer);
+  CHECK(h.kind == trace_kind::recording);
+  CHECK(h.clock_monotonic_ns == want.clock_monotonic_ns);
+  CHECK(h.clock_realtime_ns == want.clock_realtime_ns);
+  CHECK(h.hostname == want.hostname);
+  CHECK(h.kernel == want.kernel);
+  CHECK(h.command == want.command);
+  CHECK(h.page_size == 4096);
+  CHECK(h.cpus == 2);
+}
+
+TEST_CASE("every tree entry kind survives a round trip") {
+  test::temp_dir dir;
+  writer_options opt;
+  opt.tree_entries = 3;  // the tree spans blocks
+  const auto s = test::write_sample(dir / "t.trace", opt);
+  trace_reader r(dir / "t.trace");
+  REQUIRE(r.tree().size() == s.tree.size());
+  for (size_t i = 0; i < s.tree.size(); ++i) CHECK(r.tree()[i] == s.tree[i]);
+  CHECK(r.path_string(r.tree()[2].path) == "/src/sparse.img");
+  CHECK(r.string(r.tree()[3].target) == "a.txt");
+  CHECK(r.string(r.tree()[1].xattrs[0].name) == "user.comment");
+}
+
+TEST_CASE("the summary from the footer equals the one recomputed without it") {
+  test::temp_dir dir;
+  const auto s = test::write_sample(dir / "closed.trace", {}, true);
+  test::write_sample(dir / "killed.trace", {}, false);
+  trace_reader closed(dir / "closed.trace");
+  trace_reader killed(dir / "killed.trace");
+  CHECK_FALSE(killed.has_footer());
+  for (trace_reader* r : {&closed, &killed}) {
+    const trace_summary& m = r->summary();
+    CHECK(m.events == s.events.size());
+    CHECK(m.lost_events == 7);
+    CHECK(m.incomplete == incomplete_io_uring);
+    CHECK(m.threads == 3);
+    CHECK(m.processes == 2);
+    CHECK(m.op_counts[static_cast<size_t>(op::read)] == 201);
+    CHECK(m.op_counts[static_cast<size_t>(op::fsync)] == 1);
+    // 199 full reads + 17 bytes, plus the one-off data ops whose result was positive.
+    uint64_t read = 199 * 131072 + 17, written = 0;
+    for (size_t i = 0; i < op_count; ++i) {
+      const event& e = s.events[i];
+      if (e.result <= 0) continue;
+      const auto c = info(e.kind).cls;
+      if (c == op_class::read || c == op_class::copy) read += e.result;
+      if (c == op_class::write || c == op_class::copy) written += e.result;
+    }
+    CHECK(m.bytes_read == read);
+    CHECK(m.bytes_written == written);
+    CHECK(m.first_ts == 5000);  // thread 1 starts first
+    CHECK(m.tree.files == 4);
+    CHECK(m.tree.dirs == 1);
+    CHECK(m.tree.symlinks == 1);
+    CHECK(m.tree.other == 1);
+    CHECK(m.tree.bytes == 1234 + (1ull << 30) + 10 + 10);
+    CHECK(m.nonfile.at({op::write, fd_kind::pipe}) == 9);
+    CHECK(m.nonfile.at({op::read, fd_kind::socket}) == 2);
+  }
+  CHECK(closed.summary().last_ts == killed.summary().last_ts);
+  CHECK(closed.summary().op_counts == killed.summary().op_counts);
+}
+
+TEST_CASE("a trace file is created 0600 and never overwritten by accident") {
+  test::temp_dir dir;
+  test::write_sample(dir / "t.trace", {});
+  struct stat st;
+  REQUIRE(::stat((dir / "t.trace").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  CHECK_THROWS_WITH(test::write_sample(dir / "t.trace", {}),
+                    Catch::Contains("exists; choose another name or remove it"));
+  writer_options over;
+  over.overwrite = true;
+  CHECK_NOTHROW(test::write_sample(dir / "t.trace", over));
+}
+
+TEST_CASE("an empty trace, closed at once, reads as complete and empty") {
+  test::temp_dir dir;
+  {
+    trace_writer w(dir / "e.trace", test::sample_header());
+    w.finish();
+  }
+  trace_reader r(dir / "e.trace");
+  CHECK(r.complete());
+  CHECK(r.summary().events == 0);
+  CHECK(r.tree().empty());
+  CHECK(r.path_string(root_path) == "/");
+  event e;
+  auto s = r.events();
+  CHECK_FALSE(s.next(e));
+}
+
+TEST_CASE("events of one thread keep program order when timestamps tie") {
+  test::temp_dir dir;
+  std::vector<event> want;
+  {
+    writer_options opt;
+    opt.chunk_events = 3;
+    trace_writer w(dir / "t.trace", test::sample_header(), opt);
+    const thread_id a = w.add_thread({1, 1, 0, 0, 1});
+    const thread_id b = w.add_thread({2, 1, 0, 0, 1});
+    for (int i = 0; i < 10; ++i)
+      for (thread_id t : {b, a}) {
+        event e;
+        e.kind = op::fsync;
+        e.thread = t;
+        e.ts = 100;  // all at once
+        e.fd = i;
+        w.append(e);
+        want.push_back(e);
+      }
+    w.finish();
+  }
+  trace_reader r(dir / "t.trace");
+  auto got = read_all(r);
+  REQUIRE(got.size() == 20);
+  for (size_t i = 0; i < 10; ++i) {  // thread a (id 1) first at equal times, then b
+    CHECK(got[i].thread == 1);
+    CHECK(got[i].fd == static_cast<int>(i));
+    CHECK(got[10 + i].thread == 2);
+    CHECK(got[10 + i].fd == static_cast<int>(i));
+  }
+}
