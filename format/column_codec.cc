@@ -9,13 +9,6 @@ bool carries_data(op_class c) {
   return c == op_class::read || c == op_class::write || c == op_class::copy;
 }
 
-// The bit order of fields matches the column order from c_fd on.
-constexpr std::array<std::pair<uint32_t, column>, 12> field_columns = {{
-    {F_FD, c_fd}, {F_FD2, c_fd2}, {F_FILE, c_file}, {F_FILE2, c_file2},
-    {F_PATH, c_path}, {F_PATH2, c_path2}, {F_OFFSET, c_offset}, {F_OFFSET2, c_offset2},
-    {F_SIZE, c_size}, {F_FLAGS, c_flags}, {F_MODE, c_mode}, {F_AUX, c_aux},
-}};
-
 class varint_reader {
  public:
   explicit varint_reader(std::span<const uint8_t> s) : p_(s.data()), end_(s.data() + s.size()) {}
@@ -101,8 +94,12 @@ bool decode_group(const group_input& in, const op_map& ops, std::vector<event>& 
       varint_reader(in.cols[15])};
   column_state st;
   st.prev_end = in.first_ts;
-  out.reserve(out.size() + in.count);
+  const size_t base = out.size();
+  out.resize(base + in.count);  // decoded in place; ops this build does not know are dropped
+  size_t n = base;
+  bool reused = false;  // slot n holds a dropped event's fields
   auto fail = [&](const char* what, uint32_t i) {
+    out.resize(base);
     error = fmt::format("thread {} event {}: {}", in.thread, i, what);
     return false;
   };
@@ -111,38 +108,43 @@ bool decode_group(const group_input& in, const op_map& ops, std::vector<event>& 
     if (!r[c_op].get_byte(code)) return fail("op column too short", i);
     if (code >= ops.codes.size()) return fail("op code outside the header's op list", i);
     const op_map::entry& m = ops.codes[code];
-    event e;
+    event& e = out[n];
+    if (reused) e = event{};
     e.thread = in.thread;
     e.kind = m.kind;
-    uint64_t gap, dur, res;
+    uint64_t gap, dur, res, v;
     if (!r[c_gap].get(gap) || !r[c_dur].get(dur) || !r[c_result].get(res))
       return fail("time or result column too short", i);
     e.ts = st.prev_end + static_cast<uint64_t>(unzigzag(gap));
     e.dur = dur;
-    uint64_t v[column_count] = {};
-    for (const auto& [bit, col] : field_columns)
-      if ((m.fields & bit) && !r[col].get(v[col])) return fail("field column too short", i);
     const uint32_t f = m.fields;
-    if (f & F_FD) e.fd = static_cast<int32_t>(unzigzag(v[c_fd]));
-    if (f & F_FD2) e.fd2 = static_cast<int32_t>(unzigzag(v[c_fd2]));
-    if (f & F_FILE) e.file = static_cast<uint32_t>(st.prev_file + unzigzag(v[c_file]));
-    if (f & F_FILE2) e.file2 = static_cast<uint32_t>(st.prev_file2 + unzigzag(v[c_file2]));
-    if (f & F_PATH) e.path = static_cast<uint32_t>(st.prev_path + unzigzag(v[c_path]));
-    if (f & F_PATH2) e.path2 = static_cast<uint32_t>(st.prev_path2 + unzigzag(v[c_path2]));
-    if (f & F_SIZE) e.size = v[c_size];
-    if (f & F_FLAGS) e.flags = static_cast<uint32_t>(v[c_flags]);
-    if (f & F_MODE) e.mode = static_cast<uint32_t>(v[c_mode]);
-    if (f & F_AUX) e.aux = v[c_aux];
-    if (f & F_OFFSET2) e.offset2 = unzigzag(v[c_offset2]);
-    if (f & F_OFFSET) e.offset = unzigzag(v[c_offset]) + st.predicted_offset(e);
+#define FIELD(bit, col, assign)                                                 \
+  if (f & bit) {                                                                \
+    if (!r[col].get(v)) return fail("field column too short", i);               \
+    assign;                                                                     \
+  }
+    FIELD(F_FD, c_fd, e.fd = static_cast<int32_t>(unzigzag(v)))
+    FIELD(F_FD2, c_fd2, e.fd2 = static_cast<int32_t>(unzigzag(v)))
+    FIELD(F_FILE, c_file, e.file = static_cast<uint32_t>(st.prev_file + unzigzag(v)))
+    FIELD(F_FILE2, c_file2, e.file2 = static_cast<uint32_t>(st.prev_file2 + unzigzag(v)))
+    FIELD(F_PATH, c_path, e.path = static_cast<uint32_t>(st.prev_path + unzigzag(v)))
+    FIELD(F_PATH2, c_path2, e.path2 = static_cast<uint32_t>(st.prev_path2 + unzigzag(v)))
+    FIELD(F_OFFSET, c_offset, e.offset = unzigzag(v) + st.predicted_offset(e))
+    FIELD(F_OFFSET2, c_offset2, e.offset2 = unzigzag(v))
+    FIELD(F_SIZE, c_size, e.size = v)
+    FIELD(F_FLAGS, c_flags, e.flags = static_cast<uint32_t>(v))
+    FIELD(F_MODE, c_mode, e.mode = static_cast<uint32_t>(v))
+    FIELD(F_AUX, c_aux, e.aux = v)
+#undef FIELD
     e.result = unzigzag(res) + predicted_result(e, f);
     st.after(e, f);
-    if (!m.known) {
+    reused = !m.known;
+    if (m.known)
+      ++n;
+    else
       ++unknown;  // decoded to keep the predictions in step, then dropped
-      continue;
-    }
-    out.push_back(e);
   }
+  out.resize(n);
   for (int c = 0; c < column_count; ++c)
     if (!r[c].done()) return fail("column longer than its events", in.count);
   return true;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ops.h"
@@ -62,9 +63,10 @@ struct thread_info {
 };
 
 // A path is a chain of components: (parent, name). "/" is root_path with an empty name.
+// The name points into storage owned by the trace_reader that handed it out.
 struct path_entry {
   path_id parent = no_id;
-  std::string name;
+  std::string_view name;
 };
 
 // One object of the initial tree, as it was before the workload touched it.

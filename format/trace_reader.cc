@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <queue>
 #include <set>
 
@@ -51,7 +52,8 @@ struct trace_reader::impl {
   const fb::Footer* footer = nullptr;
   std::string damage;
 
-  bool tables_loaded = false;
+  size_t defs_through = 0;  // blocks whose tables, tree and counters are applied
+  std::vector<std::unique_ptr<char[]>> name_storage;  // path names, one blob per block
   std::vector<path_entry> paths{1};  // index 0 is "none"
   std::vector<std::string> strings{1};
   std::vector<file_info> files{1};
@@ -76,6 +78,7 @@ struct trace_reader::impl {
   void read_header(const frame_ref& f);
   void read_footer(const frame_ref& f);
   const fb::Block* load_block(size_t i, std::vector<uint8_t>& buf) const;
+  void apply_block(size_t i, const fb::Block& b);
   void load_tables();
   void apply_defs(size_t i, const fb::Defs& d);
   void apply_tree(size_t i, const fb::Tree& t);
@@ -215,18 +218,21 @@ void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
     if (d.path_first() != paths.size() || len(d.path_name_len()) != np)
       fail_block(i, "path table entries out of sequence");
     const auto* names = d.path_names();
+    const size_t blob = names ? names->size() : 0;
+    auto& store = name_storage.emplace_back(std::make_unique<char[]>(blob + 1));
+    if (blob) std::memcpy(store.get(), names->data(), blob);
     size_t pos = 0;
     for (size_t k = 0; k < np; ++k) {
       const uint32_t parent = d.path_parent()->Get(k);
       const uint32_t n = d.path_name_len()->Get(k);
-      if (!names || n > names->size() - pos) fail_block(i, "path name runs past its table");
-      std::string name(reinterpret_cast<const char*>(names->data()) + pos, n);
+      if (n > blob - pos) fail_block(i, "path name runs past its table");
+      const std::string_view name(store.get() + pos, n);
       pos += n;
       const bool is_root = paths.size() == root_path;
       if (is_root ? (parent != no_id || !name.empty())
                   : (parent == no_id || parent >= paths.size() || !valid_component(name)))
         fail_block(i, fmt::format("invalid path entry {}", paths.size()));
-      paths.push_back({parent, std::move(name)});
+      paths.push_back({parent, name});
     }
   }
   const size_t ns = len(d.string_len());
@@ -323,18 +329,21 @@ void trace_reader::impl::apply_counters(size_t i, const fb::Counters& c) {
   incomplete |= c.incomplete();
 }
 
+// Blocks are applied in file order, each once: by load_tables, or by the event stream as
+// it decodes them (so a plain read of the events decompresses every block only once).
+void trace_reader::impl::apply_block(size_t i, const fb::Block& b) {
+  if (i != defs_through) return;
+  if (b.defs()) apply_defs(i, *b.defs());
+  if (i == 0 && paths.size() <= root_path) fail_block(i, "root path missing");
+  if (b.tree()) apply_tree(i, *b.tree());
+  if (b.counters()) apply_counters(i, *b.counters());
+  ++defs_through;
+}
+
 void trace_reader::impl::load_tables() {
-  if (tables_loaded) return;
   std::vector<uint8_t> buf;
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    const auto* b = load_block(i, buf);
-    if (b->defs()) apply_defs(i, *b->defs());
-    if (i == 0 && paths.size() <= root_path) fail_block(i, "root path missing");
-    if (b->tree()) apply_tree(i, *b->tree());
-    if (b->counters()) apply_counters(i, *b->counters());
-  }
+  while (defs_through < blocks.size()) apply_block(defs_through, *load_block(defs_through, buf));
   if (paths.size() <= root_path) paths.push_back({no_id, ""});  // a trace with no blocks
-  tables_loaded = true;
 }
 
 void trace_reader::impl::decode_chunk(size_t i, const fb::Chunk& c,
@@ -434,7 +443,7 @@ size_t trace_reader::path_count() {
 }
 
 const path_entry& trace_reader::path(path_id id) {
-  impl_->load_tables();
+  if (id >= impl_->paths.size()) impl_->load_tables();
   if (id == no_id || id >= impl_->paths.size()) impl_->fail(fmt::format("unknown path id {}", id));
   return impl_->paths[id];
 }
@@ -442,31 +451,31 @@ const path_entry& trace_reader::path(path_id id) {
 std::string trace_reader::path_string(path_id id) {
   if (id == no_id) return "";
   if (id == root_path) return "/";
-  std::vector<const std::string*> parts;
+  std::vector<std::string_view> parts;
   // Parents always precede children (checked on load), so this walk ends.
-  for (path_id p = id; p != root_path; p = path(p).parent) parts.push_back(&path(p).name);
+  for (path_id p = id; p != root_path; p = path(p).parent) parts.push_back(path(p).name);
   std::string s;
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
     s += '/';
-    s += **it;
+    s += *it;
   }
   return s;
 }
 
 const std::string& trace_reader::string(string_id id) {
-  impl_->load_tables();
+  if (id >= impl_->strings.size()) impl_->load_tables();
   if (id >= impl_->strings.size()) impl_->fail(fmt::format("unknown string id {}", id));
   return impl_->strings[id];
 }
 
 const file_info& trace_reader::file(file_id id) {
-  impl_->load_tables();
+  if (id >= impl_->files.size()) impl_->load_tables();
   if (id >= impl_->files.size()) impl_->fail(fmt::format("unknown file id {}", id));
   return impl_->files[id];
 }
 
 const thread_info& trace_reader::thread(thread_id id) {
-  impl_->load_tables();
+  if (id >= impl_->threads.size()) impl_->load_tables();
   if (id >= impl_->threads.size()) impl_->fail(fmt::format("unknown thread id {}", id));
   return impl_->threads[id];
 }
@@ -493,59 +502,111 @@ struct trace_reader::event_stream::impl {
   std::vector<uint8_t> buf;
   uint64_t unknown = 0;
 
+  struct decoded {
+    size_t index;  // block number: orders equal timestamps of one thread across blocks
+    std::vector<std::vector<event>> groups;
+    size_t live = 0;  // cursors not yet exhausted
+  };
+  std::deque<std::unique_ptr<decoded>> blocks;  // joined blocks still referenced, oldest first
+  std::unique_ptr<decoded> ahead;               // decoded, not yet joined
+  uint64_t ahead_min = 0;
+
   struct cursor {
-    std::shared_ptr<std::vector<std::vector<event>>> block;
     const event* at;
     const event* end;
-    size_t block_index;
+    decoded* block;
     bool before(const cursor& o) const {  // strict ordering key: (ts, thread, block)
       if (at->ts != o.at->ts) return at->ts < o.at->ts;
       if (at->thread != o.at->thread) return at->thread < o.at->thread;
-      return block_index < o.block_index;
+      return block->index < o.block->index;
     }
   };
-  struct later {
-    bool operator()(const cursor& a, const cursor& b) const { return b.before(a); }
-  };
-  std::priority_queue<cursor, std::vector<cursor>, later> heap;
+  // A binary min-heap of cursors, by hand for replace_top: switching from the current
+  // cursor to the heap's earliest costs one sift instead of a pop and a push.
+  std::vector<cursor> heap;
   std::optional<cursor> current;
-  std::vector<cursor> ahead;  // cursors of the decoded, not yet joined block
-  uint64_t ahead_min = 0;
+
+  void sift_down(size_t i) {
+    const size_t n = heap.size();
+    for (;;) {
+      size_t m = i;
+      const size_t l = 2 * i + 1, r = l + 1;
+      if (l < n && heap[l].before(heap[m])) m = l;
+      if (r < n && heap[r].before(heap[m])) m = r;
+      if (m == i) return;
+      std::swap(heap[i], heap[m]);
+      i = m;
+    }
+  }
+  void push(const cursor& c) {
+    heap.push_back(c);
+    for (size_t i = heap.size() - 1; i > 0;) {
+      const size_t p = (i - 1) / 2;
+      if (!heap[i].before(heap[p])) break;
+      std::swap(heap[i], heap[p]);
+      i = p;
+    }
+  }
 
   void decode_ahead() {
-    while (ahead.empty() && next_block < r->blocks.size()) {
+    while (!ahead && next_block < r->blocks.size()) {
       const size_t i = next_block++;
       const auto* b = r->load_block(i, buf);
+      r->apply_block(i, *b);
       if (!b->chunk()) continue;
-      auto groups = std::make_shared<std::vector<std::vector<event>>>();
-      r->decode_chunk(i, *b->chunk(), *groups, unknown);
-      for (auto& g : *groups)
-        if (!g.empty()) {
-          if (ahead.empty() || g.front().ts < ahead_min) ahead_min = g.front().ts;
-          ahead.push_back({groups, g.data(), g.data() + g.size(), i});
+      auto d = std::make_unique<decoded>();
+      d->index = i;
+      r->decode_chunk(i, *b->chunk(), d->groups, unknown);
+      bool any = false;
+      for (const auto& g : d->groups)
+        if (!g.empty() && (!any || g.front().ts < ahead_min)) {
+          ahead_min = g.front().ts;
+          any = true;
         }
+      if (any) ahead = std::move(d);
     }
+  }
+
+  void join_ahead() {
+    for (const auto& g : ahead->groups)
+      if (!g.empty()) {
+        push({g.data(), g.data() + g.size(), ahead.get()});
+        ++ahead->live;
+      }
+    blocks.push_back(std::move(ahead));
+  }
+
+  void exhausted(decoded* d) {
+    --d->live;
+    while (!blocks.empty() && blocks.front()->live == 0) blocks.pop_front();
   }
 
   bool next(event& out) {
     for (;;) {
       decode_ahead();
       const bool any = current || !heap.empty();
-      const bool from_heap = !heap.empty() && (!current || heap.top().before(*current));
-      const uint64_t first_ts = from_heap ? heap.top().at->ts : current ? current->at->ts : 0;
-      if (!ahead.empty() && (!any || ahead_min <= first_ts)) {
-        for (auto& c : ahead) heap.push(std::move(c));
-        ahead.clear();
+      const bool from_heap = !heap.empty() && (!current || heap[0].before(*current));
+      const uint64_t first_ts = from_heap ? heap[0].at->ts : current ? current->at->ts : 0;
+      if (ahead && (!any || ahead_min <= first_ts)) {
+        join_ahead();
         continue;
       }
       if (!any) return false;
       if (from_heap) {
-        if (current) heap.push(std::move(*current));
-        current = heap.top();
-        heap.pop();
+        if (current) {
+          std::swap(*current, heap[0]);
+        } else {
+          current = heap[0];
+          heap[0] = heap.back();
+          heap.pop_back();
+        }
+        sift_down(0);
       }
       out = *current->at++;
-      if (current->at == current->end) current.reset();
+      if (current->at == current->end) {
+        exhausted(current->block);
+        current.reset();
+      }
       return true;
     }
   }
@@ -557,7 +618,6 @@ trace_reader::event_stream::event_stream(event_stream&&) noexcept = default;
 bool trace_reader::event_stream::next(event& out) { return impl_->next(out); }
 
 trace_reader::event_stream trace_reader::events() {
-  impl_->load_tables();
   auto s = std::make_unique<event_stream::impl>();
   s->r = impl_.get();
   return event_stream(std::move(s));

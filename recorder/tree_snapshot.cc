@@ -3,10 +3,12 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -24,15 +26,39 @@ constexpr size_t max_extents = 65536;
 
 int64_t ns(const timespec& t) { return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec; }
 
-// "/proc/self/fd/N/name": lets the l*xattr calls name an entry relative to a directory fd.
-std::string fd_path(int dirfd, const char* name) {
-  return fmt::format("/proc/self/fd/{}/{}", dirfd, name);
+// listxattrat/getxattrat (Linux 6.13) name an entry relative to a directory fd; older
+// kernels fall back to the l*xattr calls on a /proc/self/fd path, which cost a procfs walk.
+constexpr long sys_getxattrat = 464;
+constexpr long sys_listxattrat = 465;
+
+struct xattr_args {
+  uint64_t value;
+  uint32_t size;
+  uint32_t flags;
+};
+
+ssize_t list_names(int dirfd, const char* name, char* buf, size_t size) {
+  static std::atomic<bool> at_calls{true};
+  if (at_calls.load(std::memory_order_relaxed)) {
+    const long n = ::syscall(sys_listxattrat, dirfd, name, AT_SYMLINK_NOFOLLOW, buf, size);
+    if (n >= 0 || errno != ENOSYS) return n;
+    at_calls.store(false, std::memory_order_relaxed);
+  }
+  return ::llistxattr(fmt::format("/proc/self/fd/{}/{}", dirfd, name).c_str(), buf, size);
 }
 
-void read_xattrs(trace_writer& w, const std::string& p, tree_entry& e) {
+ssize_t value_size(int dirfd, const char* name, const char* attr) {
+  xattr_args args{0, 0, 0};
+  const long n = ::syscall(sys_getxattrat, dirfd, name, AT_SYMLINK_NOFOLLOW, attr, &args,
+                           sizeof args);
+  if (n >= 0 || errno != ENOSYS) return n;
+  return ::lgetxattr(fmt::format("/proc/self/fd/{}/{}", dirfd, name).c_str(), attr, nullptr, 0);
+}
+
+void read_xattrs(trace_writer& w, int dirfd, const char* entry, tree_entry& e) {
   std::vector<char> names(1024);
   for (;;) {
-    const ssize_t n = ::llistxattr(p.c_str(), names.data(), names.size());
+    const ssize_t n = list_names(dirfd, entry, names.data(), names.size());
     if (n >= 0) {
       names.resize(static_cast<size_t>(n));
       break;
@@ -44,7 +70,7 @@ void read_xattrs(trace_writer& w, const std::string& p, tree_entry& e) {
     const char* name = names.data() + pos;
     const size_t len = ::strnlen(name, names.size() - pos);
     pos += len + 1;
-    const ssize_t size = ::lgetxattr(p.c_str(), name, nullptr, 0);
+    const ssize_t size = value_size(dirfd, entry, name);
     if (size < 0) continue;  // removed meanwhile
     e.xattrs.push_back({w.intern_string({name, len}), static_cast<uint32_t>(size)});
   }
@@ -96,7 +122,7 @@ std::optional<tree_entry> snapshot_entry(trace_writer& w, int dirfd, const char*
     const ssize_t n = ::readlinkat(dirfd, name, buf, sizeof buf);
     if (n >= 0) e.target = w.intern_string({buf, static_cast<size_t>(n)});
   }
-  read_xattrs(w, fd_path(dirfd, name), e);
+  read_xattrs(w, dirfd, name, e);
   if (S_ISREG(st.st_mode) && e.allocated < e.size) read_extents(dirfd, name, e);
   return e;
 }

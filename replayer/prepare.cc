@@ -29,7 +29,10 @@ class preparer {
  public:
   preparer(trace_reader& trace, const target_root& target, const data_source& data,
            const prepare_options& opt)
-      : trace_(trace), target_(target), data_(data), opt_(opt), buf_(io_block) {}
+      : trace_(trace), target_(target), data_(data), opt_(opt), buf_(io_block) {
+    umask_ = ::umask(0);
+    ::umask(umask_);
+  }
 
   prepare_result run() {
     const auto start = std::chrono::steady_clock::now();
@@ -121,14 +124,15 @@ class preparer {
       auto [it, first] = link_first_.try_emplace(e.link_group, at);
       if (!first) return create_link(e, it->second, at);
     }
-    const int fd = target_.open(at, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    // Created with its final permissions where the umask allows: one chmod less per file.
+    const int fd = target_.open(at, O_WRONLY | O_CREAT | O_EXCL, e.mode & 0777);
     if (fd < 0) return error(e, "create", -fd);
     if (!write_data(e, fd)) {
       ::close(fd);
       return;
     }
     set_xattrs(e, fd);
-    set_owner_mode_times(e, fd);
+    set_owner_mode_times(e, fd, (e.mode & 07777) != (e.mode & 0777 & ~umask_));
     ::close(fd);
     ++r_.files;
   }
@@ -227,10 +231,12 @@ class preparer {
     }
   }
 
-  // chown before chmod: chown clears set-id bits.
-  void set_owner_mode_times(const tree_entry& e, int fd) {
-    if (opt_.owners && ::fchown(fd, e.uid, e.gid) != 0) error(e, "chown", errno);
-    if (::fchmod(fd, e.mode & 07777) != 0) error(e, "chmod", errno);
+  // chown before chmod: chown clears set-id bits. A new file already belongs to us, so the
+  // common case needs neither call.
+  void set_owner_mode_times(const tree_entry& e, int fd, bool chmod = true) {
+    const bool chown = opt_.owners && (e.uid != euid_ || e.gid != egid_);
+    if (chown && ::fchown(fd, e.uid, e.gid) != 0) error(e, "chown", errno);
+    if ((chmod || chown) && ::fchmod(fd, e.mode & 07777) != 0) error(e, "chmod", errno);
     const timespec t[2] = {to_timespec(e.atime_ns), to_timespec(e.mtime_ns)};
     if (::futimens(fd, t) != 0) error(e, "set times", errno);
   }
@@ -244,6 +250,9 @@ class preparer {
   std::vector<const tree_entry*> dirs_;
   std::unordered_map<uint32_t, target_root::location> link_first_;
   std::string last_parent_;
+  mode_t umask_ = 022;
+  const uid_t euid_ = ::geteuid();
+  const gid_t egid_ = ::getegid();
 };
 
 }  // namespace

@@ -31,16 +31,17 @@ const char* type_name(uint32_t mode) {
 int64_t ns(const timespec& t) { return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec; }
 
 std::vector<std::pair<std::string, uint32_t>> read_xattrs(int fd) {
-  // An O_PATH fd serves the l*xattr calls through its /proc link (already confined).
+  // An O_PATH fd serves the xattr calls through its /proc link: the link jumps to the fd's own
+  // inode (a symlink stays itself), so nothing is resolved again.
   const std::string p = fmt::format("/proc/self/fd/{}", fd);
   std::vector<std::pair<std::string, uint32_t>> out;
   std::vector<char> names(4096);
-  const ssize_t n = ::llistxattr(p.c_str(), names.data(), names.size());
+  const ssize_t n = ::listxattr(p.c_str(), names.data(), names.size());
   if (n <= 0) return out;
   for (size_t pos = 0; pos < static_cast<size_t>(n);) {
     const char* name = names.data() + pos;
     pos += std::strlen(name) + 1;
-    const ssize_t size = ::lgetxattr(p.c_str(), name, nullptr, 0);
+    const ssize_t size = ::getxattr(p.c_str(), name, nullptr, 0);
     out.emplace_back(name, size < 0 ? 0 : static_cast<uint32_t>(size));
   }
   std::sort(out.begin(), out.end());

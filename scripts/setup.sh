@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what fsrr needs from Debian bookworm (as root) and builds it into build/.
+# Quiet and quick when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  # build
+  cmake g++ make pkg-config clang llvm libbpf-dev bpftool flatbuffers-compiler
+  libflatbuffers-dev libzstd-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev
+  libsodium-dev liblzo2-dev
+  # workloads and file systems the tests and benchmarks use
+  e2fsprogs xfsprogs btrfs-progs rsync strace attr tar coreutils util-linux zstd bc python3
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "setup: missing packages: ${missing[*]}; run as root to install them" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+if ! cmake --build build -j2 >build/build.log 2>&1; then
+  grep -E "error|Error" build/build.log | head -40 >&2
+  echo "setup: build failed; the whole log is build/build.log" >&2
+  exit 1
+fi

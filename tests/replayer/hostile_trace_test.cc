@@ -1,0 +1,137 @@
+// A trace is untrusted input: whatever its names and symlinks say, replay creates nothing
+// outside the target.
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+
+#include "replay.h"
+#include "temp_dir.h"
+#include "trace_reader.h"
+#include "trace_writer.h"
+
+using namespace fsrr;
+
+namespace {
+
+tree_entry entry(trace_writer& w, const std::string& p, uint32_t mode, uint64_t size = 0) {
+  tree_entry e;
+  e.path = w.intern_path(p);
+  e.mode = mode;
+  e.size = size;
+  return e;
+}
+
+// The sandbox: `outside` must stay exactly as it was; the target lives inside it.
+struct sandbox {
+  test::temp_dir outside{"/dev/shm"};
+  std::string target = outside / "target";
+  std::string trace = outside / "hostile.trace";
+  sandbox() { ::mkdir(target.c_str(), 0755); }
+};
+
+// Everything under the sandbox but the target itself.
+std::string list_outside(const sandbox& s) {
+  std::string out;
+  FILE* p = ::popen(("cd " + s.outside.path() +
+                     " && find . -path ./target -prune -o -print | sort")
+                        .c_str(),
+                    "r");
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+replay_outcome replay(const sandbox& s) {
+  trace_reader r(s.trace);
+  replay_options o;
+  o.target = s.target;
+  return run_replay(r, o);
+}
+
+}  // namespace
+
+TEST_CASE("'..' components in a trace are refused, not followed") {
+  sandbox s;
+  {
+    trace_writer w(s.trace, {});
+    w.add_tree_entry(entry(w, "/../escaped-dir", S_IFDIR | 0755));
+    w.add_tree_entry(entry(w, "/a/../../escaped-file", S_IFREG | 0644, 10));
+    w.add_tree_entry(entry(w, "/ok/./file", S_IFREG | 0644, 10));
+    w.add_tree_entry(entry(w, "/fine", S_IFREG | 0644, 3));
+    w.finish();
+  }
+  const std::string before = list_outside(s);
+  const auto out = replay(s);
+  CHECK(list_outside(s) == before);
+  CHECK(out.prepare.errors == 3);
+  CHECK(out.prepare.files == 1);
+  CHECK(out.prepare.first_errors.at(0) == "/../escaped-dir: path is not confined to the target: "
+                                          "Operation not permitted");
+  struct stat st;
+  CHECK(::stat((s.target + "/fine").c_str(), &st) == 0);
+}
+
+TEST_CASE("a symlink in the tree cannot redirect a later entry outside") {
+  sandbox s;
+  {
+    trace_writer w(s.trace, {});
+    auto abs = entry(w, "/x/abs", S_IFLNK | 0777);
+    abs.target = w.intern_string(s.outside.path());
+    auto rel = entry(w, "/x/rel", S_IFLNK | 0777);
+    rel.target = w.intern_string("../../..");
+    auto inner = entry(w, "/x/inner", S_IFLNK | 0777);
+    inner.target = w.intern_string("sub");
+    w.add_tree_entry(entry(w, "/x", S_IFDIR | 0755));
+    w.add_tree_entry(entry(w, "/x/sub", S_IFDIR | 0755));
+    w.add_tree_entry(abs);
+    w.add_tree_entry(rel);
+    w.add_tree_entry(inner);
+    w.add_tree_entry(entry(w, "/x/abs/evil-abs", S_IFREG | 0644, 5));
+    w.add_tree_entry(entry(w, "/x/rel/evil-rel", S_IFREG | 0644, 5));
+    w.add_tree_entry(entry(w, "/x/abs/newdir/evil", S_IFREG | 0644, 5));
+    w.add_tree_entry(entry(w, "/x/inner/ok", S_IFREG | 0644, 5));  // stays inside: allowed
+    w.finish();
+  }
+  const std::string before = list_outside(s);
+  const auto out = replay(s);
+  CHECK(list_outside(s) == before);
+  CHECK(out.prepare.errors == 3);
+  CHECK(out.prepare.symlinks == 3);
+  struct stat st;
+  CHECK(::stat((s.target + "/x/sub/ok").c_str(), &st) == 0);
+}
+
+TEST_CASE("a --map destination confines like the target") {
+  sandbox s;
+  const std::string mapped = s.outside / "mapped";
+  ::mkdir(mapped.c_str(), 0755);
+  {
+    trace_writer w(s.trace, {});
+    w.add_tree_entry(entry(w, "/data/f", S_IFREG | 0644, 4));
+    w.add_tree_entry(entry(w, "/data/../../g", S_IFREG | 0644, 4));
+    w.add_tree_entry(entry(w, "/other/h", S_IFREG | 0644, 4));
+    w.finish();
+  }
+  trace_reader r(s.trace);
+  replay_options o;
+  o.target = s.target;
+  o.maps = {parse_map("/data=" + mapped)};
+  const std::string before = list_outside(s);
+  const auto out = run_replay(r, o);
+  CHECK(out.prepare.errors == 1);
+  struct stat st;
+  CHECK(::stat((mapped + "/f").c_str(), &st) == 0);
+  CHECK(::stat((s.target + "/other/h").c_str(), &st) == 0);
+  // Only the mapped file appeared outside the target.
+  CHECK(list_outside(s) == before + "./mapped/f\n");
+}
+
+TEST_CASE("map rules are checked") {
+  CHECK(parse_map("/a=/b").from == "/a");
+  CHECK(parse_map("/a/=/b").from == "/a");
+  CHECK_THROWS_WITH(parse_map("a=/b"), Catch::Contains("FROM must be an absolute path"));
+  CHECK_THROWS_WITH(parse_map("/a/../b=/c"), Catch::Contains("without '.' or '..'"));
+  CHECK_THROWS_WITH(parse_map("/a"), Catch::Contains("expected FROM=TO"));
+  CHECK_THROWS_WITH(parse_map("/a="), Catch::Contains("expected FROM=TO"));
+}
