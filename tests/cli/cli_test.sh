@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The command line as users meet it: exit statuses, one-line errors, nothing overwritten.
+# Usage: cli_test.sh FSRR_BINARY
+set -uo pipefail
+fsrr=$1
+work=$(mktemp -d /dev/shm/fsrr-cli.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+# expect STATUS STDERR-SUBSTRING -- command...: exact status, stderr one line holding the text.
+expect() {
+  local want=$1 text=$2
+  shift 3
+  local err status
+  err=$("$@" 2>&1 >/dev/null)
+  status=$?
+  if [[ $status -ne $want ]]; then
+    echo "FAIL: '$*' exited $status, expected $want (stderr: $err)"
+    failures=$((failures + 1))
+  elif [[ -n $text && ( $err != *"$text"* || $(printf '%s\n' "$err" | wc -l) -ne 1 ) ]]; then
+    echo "FAIL: '$*' stderr was: $err; expected one line with: $text"
+    failures=$((failures + 1))
+  fi
+}
+
+mkdir -p "$work/src/d" "$work/t1" "$work/t2"
+echo data >"$work/src/d/f"
+ln -s f "$work/src/d/l"
+
+expect 0 "" -- "$fsrr" snapshot "$work/src" -o "$work/s.trace"
+[[ $(stat -c %a "$work/s.trace") == 600 ]] || { echo "FAIL: trace mode is not 0600"; failures=$((failures + 1)); }
+before=$(md5sum <"$work/s.trace")
+expect 1 "exists; choose another name or remove it" -- "$fsrr" snapshot "$work/src" -o "$work/s.trace"
+[[ $(md5sum <"$work/s.trace") == "$before" ]] || { echo "FAIL: existing trace was changed"; failures=$((failures + 1)); }
+expect 0 "" -- "$fsrr" snapshot "$work/src" -o "$work/s.trace" --force
+expect 0 "" -- "$fsrr" info "$work/s.trace"
+expect 0 "" -- "$fsrr" info "$work/s.trace" --json
+expect 0 "" -- "$fsrr" dump "$work/s.trace" --tree --json
+[[ $("$fsrr" info "$work/s.trace" --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["tree"]["files"], j["tree"]["dirs"], j["tree"]["symlinks"], j["complete"], j["format_version"])') == "1 2 1 True 1.0" ]] ||
+  { echo "FAIL: info --json keys"; failures=$((failures + 1)); }
+[[ $("$fsrr" dump "$work/s.trace" --tree --json | wc -l) == 4 ]] || { echo "FAIL: dump --tree lines"; failures=$((failures + 1)); }
+
+expect 0 "" -- "$fsrr" replay "$work/s.trace" "$work/t1" --report "$work/r.json" --no-progress
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["prepare"]["files"]==1 and j["prepare"]["dirs"]==2 and "wall_ns" in j and "mib_per_s" in j and "files_per_s" in j' "$work/r.json" ||
+  { echo "FAIL: report keys"; failures=$((failures + 1)); }
+expect 0 "" -- "$fsrr" verify "$work/s.trace" "$work/t1"
+expect 1 "is not empty (use --force to replay into it anyway)" -- "$fsrr" replay "$work/s.trace" "$work/t1"
+echo changed >"$work/t1$work/src/d/f"
+expect 1 "verify: 1 of 4 entries differ" -- "$fsrr" verify "$work/s.trace" "$work/t1" --no-times
+expect 1 "target $work/missing: No such file or directory" -- "$fsrr" replay "$work/s.trace" "$work/missing"
+expect 1 "--map 'nonsense': expected FROM=TO" -- "$fsrr" replay "$work/s.trace" "$work/t2" --map nonsense
+expect 1 "compress" -- "$fsrr" replay "$work/s.trace" "$work/t2" --data compress:0.5
+expect 1 "--report names the trace file itself" -- "$fsrr" replay "$work/s.trace" "$work/t2" --report "$work/s.trace"
+[[ -z $(ls -A "$work/t2") ]] || { echo "FAIL: a refused replay wrote into the target"; failures=$((failures + 1)); }
+
+head -c 100 "$work/s.trace" >"$work/cut.trace"
+expect 1 "header is cut short" -- "$fsrr" info "$work/cut.trace"
+echo "not a trace" >"$work/text"
+expect 1 "not an fsrr trace" -- "$fsrr" info "$work/text"
+expect 1 "No such file or directory" -- "$fsrr" dump "$work/none.trace"
+
+for sub in record snapshot info dump replay verify; do
+  "$fsrr" "$sub" --help >/dev/null 2>&1 || { echo "FAIL: fsrr $sub --help"; failures=$((failures + 1)); }
+done
+"$fsrr" frobnicate >/dev/null 2>&1 && { echo "FAIL: an unknown subcommand succeeded"; failures=$((failures + 1)); }
+
+if ((failures)); then
+  echo "$failures failures"
+  exit 1
+fi
+echo "all command-line checks passed"
