@@ -2,13 +2,15 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -20,67 +22,26 @@ namespace {
 
 constexpr size_t io_block = 1 << 20;
 constexpr mode_t default_dir_mode = 0755;
+constexpr size_t batch = 256;  // entries a worker claims at a time
+constexpr long sys_fchmodat2 = 452;
 
 timespec to_timespec(int64_t ns) {
   return {static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
 }
 
-class preparer {
+bool is_dir(const tree_entry& e) { return S_ISDIR(e.mode); }
+
+// The order of work: directories first (serially: files need them), then files, symlinks
+// and nodes (in parallel), then the extra names of hard-linked inodes (their first name must
+// exist), then directory modes and times, deepest first (creating children changes a
+// directory's times, and a read-only mode would have blocked them).
+class worker {
  public:
-  preparer(trace_reader& trace, const target_root& target, const data_source& data,
-           const prepare_options& opt)
-      : trace_(trace), target_(target), data_(data), opt_(opt), buf_(io_block) {
-    umask_ = ::umask(0);
-    ::umask(umask_);
-  }
+  worker(trace_reader& trace, const target_root& target, const data_source& data,
+         const prepare_options& opt, mode_t umask)
+      : trace_(trace), target_(target), data_(data), opt_(opt), umask_(umask), buf_(io_block) {}
 
-  prepare_result run() {
-    const auto start = std::chrono::steady_clock::now();
-    const auto& tree = trace_.tree();
-    uint64_t done = 0;
-    for (const tree_entry& e : tree) {
-      create(e);
-      if (opt_.progress && (++done & 1023) == 0) opt_.progress(done, tree.size());
-    }
-    // Directories last and deepest first: creating children changes a directory's times,
-    // and a read-only directory mode would have blocked them.
-    for (auto it = dirs_.rbegin(); it != dirs_.rend(); ++it) finish_dir(**it);
-    if (opt_.progress) opt_.progress(tree.size(), tree.size());
-    r_.wall_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                           std::chrono::steady_clock::now() - start)
-                                           .count());
-    return r_;
-  }
-
- private:
-  void error(const tree_entry& e, const std::string& what, int err) {
-    ++r_.errors;
-    if (r_.first_errors.size() < 10)
-      r_.first_errors.push_back(
-          fmt::format("{}: {}: {}", trace_.path_string(e.path), what, std::strerror(err)));
-  }
-
-  // The entry's place beneath the target, with its parent directories in place.
-  std::optional<target_root::location> place(const tree_entry& e) {
-    const std::string p = trace_.path_string(e.path);
-    auto at = target_.locate(p);
-    if (!at) {
-      error(e, "path is not confined to the target", EPERM);
-      return std::nullopt;
-    }
-    const size_t slash = at->rel.rfind('/');
-    if (slash != std::string::npos) {
-      const target_root::location parent{at->root, at->rel.substr(0, slash)};
-      if (parent.rel != last_parent_) {
-        if (const int r = target_.make_dirs(parent, default_dir_mode); r != 0) {
-          error(e, "parent directory", -r);
-          return std::nullopt;
-        }
-        last_parent_ = parent.rel;
-      }
-    }
-    return at;
-  }
+  prepare_result r;
 
   void create(const tree_entry& e) {
     auto at = place(e);
@@ -91,8 +52,68 @@ class preparer {
       case S_IFLNK: return create_symlink(e, *at);
       case S_IFIFO:
       case S_IFSOCK: return create_node(e, *at);
-      default: ++r_.skipped;  // device nodes: a replay must never open a disk
+      default: ++r.skipped;  // device nodes: a replay must never open a disk
     }
+  }
+
+  // A later name of a hard-linked inode whose first name is `first`.
+  void create_link(const tree_entry& e, const tree_entry& first) {
+    auto at = place(e);
+    auto from_at = target_.locate(trace_.path_string(first.path));
+    if (!at || !from_at) return;
+    std::string from_name, to_name;
+    const int from = target_.open_parent(*from_at, from_name);
+    const int to = target_.open_parent(*at, to_name);
+    if (from >= 0 && to >= 0) {
+      if (::linkat(from, from_name.c_str(), to, to_name.c_str(), 0) == 0)
+        ++r.hardlinks;
+      else
+        error(e, "link", errno);
+    } else {
+      error(e, "open parent", from < 0 ? -from : -to);
+    }
+    if (from >= 0) ::close(from);
+    if (to >= 0) ::close(to);
+  }
+
+  void finish_dir(const tree_entry& e) {
+    auto at = target_.locate(trace_.path_string(e.path));
+    if (!at) return;  // reported when it was created
+    const int fd = target_.open(*at, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return error(e, "open directory", -fd);
+    set_xattrs(e, fd);
+    set_owner_mode_times(e, fd, true);
+    ::close(fd);
+  }
+
+ private:
+  void error(const tree_entry& e, const std::string& what, int err) {
+    ++r.errors;
+    if (r.first_errors.size() < 10)
+      r.first_errors.push_back(
+          fmt::format("{}: {}: {}", trace_.path_string(e.path), what, std::strerror(err)));
+  }
+
+  // The entry's place beneath the target, with its parent directories in place.
+  std::optional<target_root::location> place(const tree_entry& e) {
+    auto at = target_.locate(trace_.path_string(e.path));
+    if (!at) {
+      error(e, "path is not confined to the target", EPERM);
+      return std::nullopt;
+    }
+    const size_t slash = at->rel.rfind('/');
+    if (slash != std::string::npos) {
+      const target_root::location parent{at->root, at->rel.substr(0, slash)};
+      if (parent.rel != last_parent_ || parent.root != last_root_) {
+        if (const int res = target_.make_dirs(parent, default_dir_mode); res != 0) {
+          error(e, "parent directory", -res);
+          return std::nullopt;
+        }
+        last_parent_ = parent.rel;
+        last_root_ = parent.root;
+      }
+    }
+    return at;
   }
 
   void create_dir(const tree_entry& e, const target_root::location& at) {
@@ -101,40 +122,24 @@ class preparer {
       const int parent = target_.open_parent(at, name);
       if (parent < 0) return error(e, "open parent", -parent);
       // Owner-writable until finish_dir applies the recorded mode.
-      const int r = ::mkdirat(parent, name.c_str(), 0700);
+      const int res = ::mkdirat(parent, name.c_str(), 0700);
       const int err = errno;
       ::close(parent);
-      if (r != 0 && err != EEXIST) return error(e, "mkdir", err);
+      if (res != 0 && err != EEXIST) return error(e, "mkdir", err);
     }
-    ++r_.dirs;
-    dirs_.push_back(&e);
-  }
-
-  void finish_dir(const tree_entry& e) {
-    auto at = target_.locate(trace_.path_string(e.path));
-    const int fd = at ? target_.open(*at, O_RDONLY | O_DIRECTORY) : -EPERM;
-    if (fd < 0) return error(e, "open directory", -fd);
-    set_xattrs(e, fd);
-    set_owner_mode_times(e, fd);
-    ::close(fd);
+    ++r.dirs;
   }
 
   void create_file(const tree_entry& e, const target_root::location& at) {
-    if (e.link_group != 0) {
-      auto [it, first] = link_first_.try_emplace(e.link_group, at);
-      if (!first) return create_link(e, it->second, at);
-    }
     // Created with its final permissions where the umask allows: one chmod less per file.
     const int fd = target_.open(at, O_WRONLY | O_CREAT | O_EXCL, e.mode & 0777);
     if (fd < 0) return error(e, "create", -fd);
-    if (!write_data(e, fd)) {
-      ::close(fd);
-      return;
+    if (write_data(e, fd)) {
+      set_xattrs(e, fd);
+      set_owner_mode_times(e, fd, (e.mode & 07777) != (e.mode & 0777 & ~umask_));
+      ++r.files;
     }
-    set_xattrs(e, fd);
-    set_owner_mode_times(e, fd, (e.mode & 07777) != (e.mode & 0777 & ~umask_));
     ::close(fd);
-    ++r_.files;
   }
 
   bool write_data(const tree_entry& e, int fd) {
@@ -150,7 +155,7 @@ class preparer {
         }
         off += static_cast<uint64_t>(w);
         len -= static_cast<uint64_t>(w);
-        r_.bytes += static_cast<uint64_t>(w);
+        r.bytes += static_cast<uint64_t>(w);
       }
       return true;
     };
@@ -167,35 +172,18 @@ class preparer {
     return true;
   }
 
-  void create_link(const tree_entry& e, const target_root::location& first,
-                   const target_root::location& at) {
-    std::string from_name, to_name;
-    const int from = target_.open_parent(first, from_name);
-    const int to = target_.open_parent(at, to_name);
-    if (from >= 0 && to >= 0) {
-      if (::linkat(from, from_name.c_str(), to, to_name.c_str(), 0) == 0)
-        ++r_.hardlinks;
-      else
-        error(e, "link", errno);
-    } else {
-      error(e, "open parent", from < 0 ? -from : -to);
-    }
-    if (from >= 0) ::close(from);
-    if (to >= 0) ::close(to);
-  }
-
   void create_symlink(const tree_entry& e, const target_root::location& at) {
     std::string name;
     const int parent = target_.open_parent(at, name);
     if (parent < 0) return error(e, "open parent", -parent);
-    // The target string is stored as recorded; confinement happens when it is followed.
+    // The target string is stored as recorded; confinement happens when anything follows it.
     if (::symlinkat(trace_.string(e.target).c_str(), parent, name.c_str()) != 0) {
       error(e, "symlink", errno);
     } else {
       if (opt_.owners) ::fchownat(parent, name.c_str(), e.uid, e.gid, AT_SYMLINK_NOFOLLOW);
       const timespec t[2] = {to_timespec(e.atime_ns), to_timespec(e.mtime_ns)};
       ::utimensat(parent, name.c_str(), t, AT_SYMLINK_NOFOLLOW);
-      ++r_.symlinks;
+      ++r.symlinks;
     }
     ::close(parent);
   }
@@ -210,12 +198,12 @@ class preparer {
       const int fd = ::openat(parent, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
       if (fd >= 0) {
         if (opt_.owners) ::fchownat(fd, "", e.uid, e.gid, AT_EMPTY_PATH);
-        ::syscall(452 /* fchmodat2 */, fd, "", e.mode & 07777, AT_EMPTY_PATH);
+        ::syscall(sys_fchmodat2, fd, "", e.mode & 07777, AT_EMPTY_PATH);
         const timespec t[2] = {to_timespec(e.atime_ns), to_timespec(e.mtime_ns)};
         ::utimensat(fd, "", t, AT_EMPTY_PATH);
         ::close(fd);
       }
-      ++r_.other;
+      ++r.other;
     }
     ::close(parent);
   }
@@ -225,7 +213,7 @@ class preparer {
       const std::string& name = trace_.string(x.name);
       const auto value = xattr_value(name, x.size, data_, content_key(e.path));
       if (::fsetxattr(fd, name.c_str(), value.data(), value.size(), 0) == 0)
-        ++r_.xattrs;
+        ++r.xattrs;
       else
         error(e, "xattr " + name, errno);
     }
@@ -233,7 +221,7 @@ class preparer {
 
   // chown before chmod: chown clears set-id bits. A new file already belongs to us, so the
   // common case needs neither call.
-  void set_owner_mode_times(const tree_entry& e, int fd, bool chmod = true) {
+  void set_owner_mode_times(const tree_entry& e, int fd, bool chmod) {
     const bool chown = opt_.owners && (e.uid != euid_ || e.gid != egid_);
     if (chown && ::fchown(fd, e.uid, e.gid) != 0) error(e, "chown", errno);
     if ((chmod || chown) && ::fchmod(fd, e.mode & 07777) != 0) error(e, "chmod", errno);
@@ -245,21 +233,103 @@ class preparer {
   const target_root& target_;
   const data_source& data_;
   const prepare_options& opt_;
-  std::vector<uint8_t> buf_;
-  prepare_result r_;
-  std::vector<const tree_entry*> dirs_;
-  std::unordered_map<uint32_t, target_root::location> link_first_;
-  std::string last_parent_;
-  mode_t umask_ = 022;
+  const mode_t umask_;
   const uid_t euid_ = ::geteuid();
   const gid_t egid_ = ::getegid();
+  std::vector<uint8_t> buf_;
+  std::string last_parent_;
+  int last_root_ = -1;
 };
+
+void merge(prepare_result& into, const prepare_result& r) {
+  into.files += r.files;
+  into.dirs += r.dirs;
+  into.symlinks += r.symlinks;
+  into.hardlinks += r.hardlinks;
+  into.other += r.other;
+  into.skipped += r.skipped;
+  into.bytes += r.bytes;
+  into.xattrs += r.xattrs;
+  into.errors += r.errors;
+  into.first_errors.insert(into.first_errors.end(), r.first_errors.begin(),
+                           r.first_errors.end());
+}
 
 }  // namespace
 
 prepare_result prepare_tree(trace_reader& trace, const target_root& target,
                             const data_source& data, const prepare_options& options) {
-  return preparer(trace, target, data, options).run();
+  const auto start = std::chrono::steady_clock::now();
+  const auto& tree = trace.tree();  // loads every table: the workers only read them
+  const mode_t umask = ::umask(0);
+  ::umask(umask);
+
+  // Split the work by phase; a hard-link group's first name is created with the files.
+  std::vector<const tree_entry*> dirs, leaves;
+  std::vector<std::pair<const tree_entry*, const tree_entry*>> links;  // (name, first name)
+  std::unordered_map<uint32_t, const tree_entry*> first_of_group;
+  for (const tree_entry& e : tree) {
+    if (is_dir(e)) {
+      dirs.push_back(&e);
+    } else if (e.link_group != 0 && S_ISREG(e.mode)) {
+      auto [it, first] = first_of_group.try_emplace(e.link_group, &e);
+      if (first)
+        leaves.push_back(&e);
+      else
+        links.emplace_back(&e, it->second);
+    } else {
+      leaves.push_back(&e);
+    }
+  }
+
+  const size_t total = tree.size();
+  std::atomic<uint64_t> done{0};
+  // Called from the main thread only: the callback need not be thread-safe.
+  auto progress = [&](uint64_t n) {
+    done.fetch_add(n);
+    if (options.progress) options.progress(done.load(), total);
+  };
+
+  worker main(trace, target, data, options, umask);
+  for (const tree_entry* e : dirs) main.create(*e);
+  progress(dirs.size());
+
+  const unsigned nthreads = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+  std::vector<std::unique_ptr<worker>> workers;
+  for (unsigned t = 0; t < nthreads; ++t)
+    workers.push_back(std::make_unique<worker>(trace, target, data, options, umask));
+  std::atomic<size_t> next{0};
+  auto work = [&](worker& w) {
+    for (;;) {
+      const size_t from = next.fetch_add(batch);
+      if (from >= leaves.size()) return;
+      const size_t to = std::min(leaves.size(), from + batch);
+      for (size_t i = from; i < to; ++i) w.create(*leaves[i]);
+      if (&w == workers[0].get())
+        progress(to - from);
+      else
+        done.fetch_add(to - from);
+    }
+  };
+  {
+    std::vector<std::jthread> threads;
+    for (unsigned t = 1; t < nthreads; ++t) threads.emplace_back(work, std::ref(*workers[t]));
+    work(*workers[0]);
+  }
+  for (const auto& w : workers) merge(main.r, w->r);
+
+  for (const auto& [e, first] : links) main.create_link(*e, *first);
+  progress(links.size());
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) main.finish_dir(**it);
+
+  prepare_result r = std::move(main.r);
+  std::sort(r.first_errors.begin(), r.first_errors.end());
+  if (r.first_errors.size() > 10) r.first_errors.resize(10);
+  if (options.progress) options.progress(total, total);
+  r.wall_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now() - start)
+                                        .count());
+  return r;
 }
 
 }  // namespace fsrr
