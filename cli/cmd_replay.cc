@@ -1,6 +1,7 @@
+#include <signal.h>
 #include <sys/stat.h>
 
-#include <fstream>
+#include <atomic>
 
 #include <fmt/format.h>
 
@@ -10,6 +11,20 @@
 #include "trace_reader.h"
 
 namespace fsrr::cli {
+namespace {
+
+std::atomic<bool> interrupted{false};
+
+// SIGINT/SIGTERM end the replay cleanly: the engine stops, the partial report is written.
+void stop_on_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { interrupted.store(true); };
+  ::sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+}  // namespace
 
 command add_replay(CLI::App& app) {
   struct opts {
@@ -55,6 +70,8 @@ command add_replay(CLI::App& app) {
               throw trace_error(e.what());
             }
             opt.progress = !o->no_progress;
+            opt.cancel = &interrupted;
+            stop_on_signals();
             trace_reader trace(o->file);
             if (!o->report.empty()) {
               struct stat a, b;
@@ -62,13 +79,10 @@ command add_replay(CLI::App& app) {
                   a.st_dev == b.st_dev && a.st_ino == b.st_ino)
                 throw trace_error("--report names the trace file itself");
             }
-            const replay_outcome r = run_replay(trace, opt);
+            replay_outcome r = run_replay(trace, opt);
+            r.report.trace = o->file;
             fmt::print("{}", format_outcome(r));
-            if (!o->report.empty()) {
-              std::ofstream out(o->report, std::ios::trunc);
-              out << r.report.dump(2) << '\n';
-              if (!out) throw trace_error(fmt::format("cannot write report {}", o->report));
-            }
+            if (!o->report.empty()) write_report_json(r.report, o->report);
             return r.status;
           }};
 }

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "end_state.h"
 #include "trace_error.h"
 #include "trace_reader.h"
 #include "verify.h"
@@ -31,10 +32,9 @@ command add_verify(CLI::App& app) {
               throw trace_error(e.what());
             }
             trace_reader trace(o->file);
-            if (trace.summary().events > 0)
-              throw trace_error("verifying the end state of recorded events is not built yet");
             target_root target(o->target, maps);
-            const expected_state expected = expected_from_tree(trace);
+            const expected_state expected =
+                trace.summary().events > 0 ? expected_end_state(trace) : expected_from_tree(trace);
             const auto diffs = compare(expected, target, {o->owners, !o->no_times});
             for (size_t i = 0; i < diffs.size() && i < o->max_shown; ++i)
               fmt::print("{}: {}\n", diffs[i].path, diffs[i].what);

@@ -64,9 +64,9 @@ TEST_CASE("'..' components in a trace are refused, not followed") {
   const std::string before = list_outside(s);
   const auto out = replay(s);
   CHECK(list_outside(s) == before);
-  CHECK(out.prepare.errors == 3);
-  CHECK(out.prepare.files == 1);
-  CHECK(out.prepare.first_errors.at(0) == "/../escaped-dir: path is not confined to the target: "
+  CHECK(out.report.prepare.errors == 3);
+  CHECK(out.report.prepare.files == 1);
+  CHECK(out.report.prepare.first_errors.at(0) == "/../escaped-dir: path is not confined to the target: "
                                           "Operation not permitted");
   struct stat st;
   CHECK(::stat((s.target + "/fine").c_str(), &st) == 0);
@@ -96,8 +96,8 @@ TEST_CASE("a symlink in the tree cannot redirect a later entry outside") {
   const std::string before = list_outside(s);
   const auto out = replay(s);
   CHECK(list_outside(s) == before);
-  CHECK(out.prepare.errors == 3);
-  CHECK(out.prepare.symlinks == 3);
+  CHECK(out.report.prepare.errors == 3);
+  CHECK(out.report.prepare.symlinks == 3);
   struct stat st;
   CHECK(::stat((s.target + "/x/sub/ok").c_str(), &st) == 0);
 }
@@ -119,7 +119,7 @@ TEST_CASE("a --map destination confines like the target") {
   o.maps = {parse_map("/data=" + mapped)};
   const std::string before = list_outside(s);
   const auto out = run_replay(r, o);
-  CHECK(out.prepare.errors == 1);
+  CHECK(out.report.prepare.errors == 1);
   struct stat st;
   CHECK(::stat((mapped + "/f").c_str(), &st) == 0);
   CHECK(::stat((s.target + "/other/h").c_str(), &st) == 0);

@@ -86,13 +86,13 @@ TEST_CASE("a snapshot replays and verifies on tmpfs") {
   source s;
   test::temp_dir target("/dev/shm");
   const auto out = replay_into(s.trace, target.path());
-  CHECK(out.prepare.errors == 0);
-  CHECK(out.prepare.files == s.counts.files);
-  CHECK(out.prepare.hardlinks == s.counts.hardlinks);
-  CHECK(out.prepare.symlinks == s.counts.symlinks);
-  CHECK(out.prepare.other == s.counts.fifos);
+  CHECK(out.report.prepare.errors == 0);
+  CHECK(out.report.prepare.files == s.counts.files);
+  CHECK(out.report.prepare.hardlinks == s.counts.hardlinks);
+  CHECK(out.report.prepare.symlinks == s.counts.symlinks);
+  CHECK(out.report.prepare.other == s.counts.fifos);
   // Sparse files are written only where they hold data.
-  CHECK(out.prepare.bytes == s.counts.bytes - (64u << 20) + 4096);
+  CHECK(out.report.prepare.bytes == s.counts.bytes - (64u << 20) + 4096);
   trace_reader r(s.trace);
   target_root root(target.path());
   const auto diffs = compare(expected_from_tree(r), root, {true, true});
@@ -158,8 +158,8 @@ TEST_CASE("a snapshot replays and verifies on ext4, xfs and btrfs images") {
     SECTION(fs) {
       test::loop_fs mnt(fs, 512);
       const auto out = replay_into(s.trace, mnt.path());  // lost+found does not count
-      CHECK(out.prepare.errors == 0);
-      CHECK(out.prepare.files == s.counts.files);
+      CHECK(out.report.prepare.errors == 0);
+      CHECK(out.report.prepare.files == s.counts.files);
       trace_reader r(s.trace);
       target_root root(mnt.path());
       const auto diffs = compare(expected_from_tree(r), root, {true, true});

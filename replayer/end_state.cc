@@ -1,0 +1,379 @@
+#include "end_state.h"
+
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
+
+#include "fd_map.h"
+
+namespace fsrr {
+namespace {
+
+// One inode: what compare() will check, and whether the workload changed it.
+struct object {
+  expected_entry x;
+  bool touched = false;
+};
+
+// The namespace as a tree of names, so a renamed directory takes its contents along.
+struct node {
+  std::shared_ptr<object> obj;
+  std::map<std::string, std::unique_ptr<node>> children;
+};
+
+std::vector<std::string> components(const std::string& p) {
+  std::vector<std::string> v;
+  size_t pos = 1;
+  while (pos < p.size()) {
+    size_t end = p.find('/', pos);
+    if (end == std::string::npos) end = p.size();
+    if (end > pos) v.push_back(p.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return v;
+}
+
+std::shared_ptr<object> new_object(uint32_t type) {
+  auto o = std::make_shared<object>();
+  o->x.mode = type;
+  o->x.check_mode = false;  // created with the recorded process's umask, which is unknown
+  o->x.check_mtime = false;
+  o->x.check_owner = false;
+  o->x.check_xattrs = false;
+  o->x.check_size = S_ISREG(type);
+  o->touched = true;
+  return o;
+}
+
+class model {
+ public:
+  explicit model(trace_reader& r) : r_(r), fds_(threads(r)) { root_.obj = new_object(S_IFDIR); }
+
+  void load_tree() {
+    std::unordered_map<uint32_t, std::shared_ptr<object>> groups;
+    for (auto& [path, x] : expected_from_tree(r_)) {
+      std::shared_ptr<object>& o = x.link_group ? groups[x.link_group] : scratch_;
+      if (!o || !x.link_group) {
+        o = std::make_shared<object>();
+        o->x = x;
+      }
+      make(path)->obj = o;
+      next_group_ = std::max(next_group_, x.link_group + 1);
+    }
+    for (const tree_entry& e : r_.tree())
+      if (e.file)
+        if (node* n = find(r_.path_string(e.path))) files_[e.file] = n->obj;
+  }
+
+  void apply(const event& e) {
+    fd_effect fx;
+    fds_.apply(e, fx);
+    if (e.result < 0) return;
+    switch (e.kind) {
+      case op::open:
+      case op::openat:
+      case op::openat2:
+      case op::creat:
+        return open(e);
+      case op::write:
+      case op::pwrite64:
+      case op::writev:
+      case op::pwritev:
+      case op::pwritev2:
+        return grow(file(e.file), e.offset + e.result);
+      case op::copy_file_range:
+        return grow(file(e.file2), e.offset2 + e.result);
+      case op::sendfile:  // out at its position, which fd_map has just moved past the data
+        if (fx.h1) grow(file(e.file), fds_.handle(fx.h1).pos);
+        return;
+      case op::ioctl:
+        return clone(e);
+      case op::ftruncate:
+        return resize(file(e.file), e.size);
+      case op::truncate:
+        return resize(at(e.path), e.size);
+      case op::fallocate:
+        return allocate(e);
+      case op::mkdir:
+      case op::mkdirat:
+        return place(path(e.path), new_object(S_IFDIR));
+      case op::mknod:
+      case op::mknodat:
+        if (S_ISCHR(e.mode) || S_ISBLK(e.mode)) return;  // never created by a replay
+        return place(path(e.path), new_object((e.mode & S_IFMT) ? e.mode & S_IFMT : S_IFREG));
+      case op::symlink:
+      case op::symlinkat: {
+        auto o = new_object(S_IFLNK);
+        if (e.aux) o->x.target = r_.string(static_cast<string_id>(e.aux));
+        return place(path(e.path), o);
+      }
+      case op::link:
+      case op::linkat:
+        if (auto o = at(e.path)) place(path(e.path2), o);
+        return;
+      case op::unlink:
+      case op::unlinkat:
+      case op::rmdir:
+        return remove(path(e.path));
+      case op::rename:
+      case op::renameat:
+      case op::renameat2:
+        return rename(e);
+      case op::chmod:
+      case op::fchmodat:
+      case op::fchmodat2:
+        return set_mode(at(e.path), e.mode);
+      case op::fchmod:
+        return set_mode(file(e.file), e.mode);
+      case op::chown:
+      case op::lchown:
+      case op::fchownat:
+      case op::fchown:
+        return set_owner(e.path && e.kind != op::fchown ? at(e.path) : file(e.file), e.aux);
+      case op::utime:
+      case op::utimes:
+      case op::futimesat:
+      case op::utimensat:
+        return set_mtime(e.path && !(has(e.kind, F_FD) && e.fd >= 0) ? at(e.path) : file(e.file),
+                         e.offset2);
+      case op::setxattr:
+      case op::lsetxattr:
+      case op::fsetxattr:
+      case op::removexattr:
+      case op::lremovexattr:
+      case op::fremovexattr:
+        return xattr(e);
+      default:
+        return;
+    }
+  }
+
+  expected_state result() {
+    expected_state s;
+    std::unordered_map<const object*, uint32_t> names;
+    count_names(root_, names);
+    walk(root_, "", names, s);
+    for (const std::string& p : removed_)
+      if (!s.count(p)) s[p].absent = true;
+    return s;
+  }
+
+ private:
+  static std::vector<thread_info> threads(trace_reader& r) {
+    std::vector<thread_info> v(r.thread_count() + 1);
+    for (thread_id t = 1; t < v.size(); ++t) v[t] = r.thread(t);
+    return v;
+  }
+
+  std::string path(path_id id) { return id ? r_.path_string(id) : std::string(); }
+
+  node* find(const std::string& p) {
+    node* n = &root_;
+    for (const auto& c : components(p)) {
+      auto it = n->children.find(c);
+      if (it == n->children.end()) return nullptr;
+      n = it->second.get();
+    }
+    return n;
+  }
+  // The node at `p`; missing parents are made as directories (the recorder missed them).
+  node* make(const std::string& p) {
+    node* n = &root_;
+    for (const auto& c : components(p)) {
+      auto& child = n->children[c];
+      if (!child) {
+        child = std::make_unique<node>();
+        child->obj = new_object(S_IFDIR);
+      }
+      n = child.get();
+    }
+    return n;
+  }
+  void place(const std::string& p, std::shared_ptr<object> o) {
+    if (components(p).empty()) return;
+    make(p)->obj = std::move(o);
+    parent_changed(p);
+  }
+  // Adding or removing a name changes the directory's mtime.
+  void parent_changed(const std::string& p) {
+    const size_t slash = p.rfind('/');
+    if (node* d = find(slash == 0 ? "/" : p.substr(0, slash))) changed(d->obj);
+  }
+  std::shared_ptr<object> at(path_id id) {
+    node* n = id ? find(path(id)) : nullptr;
+    return n ? n->obj : nullptr;
+  }
+  std::shared_ptr<object> file(file_id id) {
+    auto it = files_.find(id);
+    return it == files_.end() ? nullptr : it->second;
+  }
+  std::unique_ptr<node> detach(const std::string& p) {
+    const auto parts = components(p);
+    if (parts.empty()) return nullptr;
+    node* parent = &root_;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      auto it = parent->children.find(parts[i]);
+      if (it == parent->children.end()) return nullptr;
+      parent = it->second.get();
+    }
+    auto it = parent->children.find(parts.back());
+    if (it == parent->children.end()) return nullptr;
+    auto n = std::move(it->second);
+    parent->children.erase(it);
+    changed(parent->obj);
+    return n;
+  }
+  void attach(const std::string& p, std::unique_ptr<node> n) {
+    const auto parts = components(p);
+    if (parts.empty() || !n) return;
+    std::string parent;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) parent += "/" + parts[i];
+    node* d = make(parent.empty() ? "/" : parent);
+    d->children[parts.back()] = std::move(n);
+    changed(d->obj);
+  }
+  void remove(const std::string& p) {
+    if (detach(p)) removed_.insert(p);
+  }
+
+  void open(const event& e) {
+    const uint32_t flags =
+        e.kind == op::creat ? static_cast<uint32_t>(O_CREAT | O_WRONLY | O_TRUNC) : e.flags;
+    const std::string p = path(e.path);
+    node* n = find(p);
+    if (!n && (flags & O_CREAT)) {
+      n = make(p);
+      n->obj = new_object(S_IFREG);
+    }
+    if (!n) return;
+    if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && S_ISREG(n->obj->x.mode))
+      resize(n->obj, 0);
+    if (e.file) files_[e.file] = n->obj;
+  }
+  void rename(const event& e) {
+    const std::string from = path(e.path), to = path(e.path2);
+    if (from.empty() || to.empty() || from == to) return;
+    if (e.flags & RENAME_EXCHANGE) {
+      auto a = detach(from), b = detach(to);
+      attach(to, std::move(a));
+      attach(from, std::move(b));
+      return;
+    }
+    auto n = detach(from);
+    if (!n) return;
+    detach(to);
+    removed_.insert(from);
+    attach(to, std::move(n));
+  }
+  void clone(const event& e) {
+    auto dst = file(e.file), src = file(e.file2);
+    if (!dst || !src) return;
+    if (e.aux == FICLONE)
+      resize(dst, src->x.size);
+    else if (e.aux == FICLONERANGE)
+      grow(dst, e.offset2 + static_cast<int64_t>(e.size ? e.size : src->x.size - e.offset));
+  }
+  void allocate(const event& e) {
+    auto o = file(e.file);
+    if (!o) return;
+    if (e.flags & FALLOC_FL_COLLAPSE_RANGE)
+      resize(o, o->x.size > e.size ? o->x.size - e.size : 0);
+    else if (e.flags & FALLOC_FL_INSERT_RANGE)
+      resize(o, o->x.size + e.size);
+    else if (!(e.flags & FALLOC_FL_KEEP_SIZE))
+      grow(o, e.offset + static_cast<int64_t>(e.size));
+  }
+  void xattr(const event& e) {
+    const bool by_fd = has(e.kind, F_FD);
+    auto o = by_fd ? file(e.file) : at(e.path);
+    if (!o || !e.aux) return;
+    o->touched = true;
+    const std::string& name = r_.string(static_cast<string_id>(e.aux));
+    auto& v = o->x.xattrs;
+    std::erase_if(v, [&](const auto& a) { return a.first == name; });
+    const bool set = e.kind == op::setxattr || e.kind == op::lsetxattr || e.kind == op::fsetxattr;
+    if (set) {
+      v.emplace_back(name, static_cast<uint32_t>(e.size));
+      std::sort(v.begin(), v.end());
+    }
+  }
+  static void changed(const std::shared_ptr<object>& o) {
+    o->touched = true;
+    o->x.check_mtime = false;
+  }
+  static void grow(const std::shared_ptr<object>& o, int64_t end) {
+    if (!o) return;
+    changed(o);
+    if (end > 0 && static_cast<uint64_t>(end) > o->x.size) o->x.size = static_cast<uint64_t>(end);
+  }
+  static void resize(const std::shared_ptr<object>& o, uint64_t size) {
+    if (!o) return;
+    changed(o);
+    o->x.size = size;
+  }
+  static void set_mode(const std::shared_ptr<object>& o, uint32_t mode) {
+    if (!o) return;
+    o->touched = true;  // a mode change leaves mtime alone
+    o->x.check_mode = true;
+    o->x.mode = (o->x.mode & S_IFMT) | (mode & 07777);
+  }
+  static void set_mtime(const std::shared_ptr<object>& o, int64_t mtime_ns) {
+    if (!o) return;
+    changed(o);
+    if (mtime_ns == time_omit) return;
+    o->x.check_mtime = mtime_ns != time_now;  // set explicitly: cp -a, rsync, tar keep mtimes
+    o->x.mtime_ns = mtime_ns;
+  }
+  static void set_owner(const std::shared_ptr<object>& o, uint64_t aux) {
+    if (!o) return;
+    const uint32_t uid = static_cast<uint32_t>(aux >> 32), gid = static_cast<uint32_t>(aux);
+    if (!o->x.check_owner && (uid == UINT32_MAX || gid == UINT32_MAX)) return;
+    o->touched = true;
+    o->x.check_owner = true;
+    if (uid != UINT32_MAX) o->x.uid = uid;
+    if (gid != UINT32_MAX) o->x.gid = gid;
+  }
+
+  void count_names(const node& n, std::unordered_map<const object*, uint32_t>& names) {
+    ++names[n.obj.get()];
+    for (const auto& [name, child] : n.children) count_names(*child, names);
+  }
+  void walk(const node& n, const std::string& p, std::unordered_map<const object*, uint32_t>& names,
+            expected_state& s) {
+    if (!p.empty()) {
+      object& o = *n.obj;
+      if (o.touched && S_ISREG(o.x.mode) && names[&o] > 1 && o.x.link_group == 0)
+        o.x.link_group = next_group_++;
+      s[p] = o.x;
+    }
+    for (const auto& [name, child] : n.children) walk(*child, p + "/" + name, names, s);
+  }
+
+  trace_reader& r_;
+  fd_map fds_;
+  node root_;
+  std::shared_ptr<object> scratch_;
+  uint32_t next_group_ = 1;
+  std::unordered_map<file_id, std::shared_ptr<object>> files_;
+  std::set<std::string> removed_;
+};
+
+}  // namespace
+
+expected_state expected_end_state(trace_reader& trace) {
+  model m(trace);
+  m.load_tree();
+  auto events = trace.events();
+  event e;
+  while (events.next(e)) m.apply(e);
+  return m.result();
+}
+
+}  // namespace fsrr

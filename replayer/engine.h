@@ -1,0 +1,43 @@
+// The event replay engine: one replay thread per recorded thread, fed in trace order by the
+// calling thread (the dispatcher), which settles fd tables, paths and cross-thread ordering
+// before it hands an op out. A trace of a single thread is replayed inline, without queues
+// or ordering. See op_dispatch.h for how each op is issued.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+
+#include "data_source.h"
+#include "report.h"
+#include "schedule.h"
+#include "target.h"
+#include "trace_reader.h"
+
+namespace fsrr {
+
+struct engine_progress {
+  uint64_t events_done = 0;   // handed to replay threads
+  uint64_t events_total = 0;  // in the trace
+  uint64_t elapsed_ns = 0;
+  uint64_t eta_ns = 0;  // 0: unknown
+};
+
+struct engine_options {
+  schedule_options timing;
+  bool strict = false;            // stop at the first result that differs from the recording
+  size_t listed_mismatches = 10;  // how many mismatches the report lists
+  size_t queue_depth = 256;       // ops handed ahead to each replay thread (power of two)
+  // Called from the calling thread a few times a second, e.g. for a progress line.
+  std::function<void(const engine_progress&)> progress;
+  // Set from elsewhere (a signal handler) to stop the replay; the report says "interrupted".
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// Replays the trace's events on `target` (the initial tree is already prepared). A stop
+// (--strict, ENOSPC or EIO on the target, a damaged trace block, cancel) ends the replay
+// cleanly: the returned stats cover what ran and `stopped` says why; exit non-zero then.
+replay_stats replay_events(trace_reader& trace, const target_root& target, const data_source& data,
+                           const engine_options& options);
+
+}  // namespace fsrr

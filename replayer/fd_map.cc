@@ -1,0 +1,248 @@
+#include "fd_map.h"
+
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sched.h>
+
+#include <cerrno>
+
+namespace fsrr {
+
+fd_map::fd_map(std::vector<thread_info> threads)
+    : info_(std::move(threads)), threads_(info_.size()) {}
+
+fd_map::~fd_map() = default;
+
+fd_map::table* fd_map::new_table(uint32_t id) {
+  tables_.push_back(std::make_unique<table>());
+  table* t = tables_.back().get();
+  t->id = id;
+  t->users = 1;
+  if (id != 0) by_id_[id] = t;
+  return t;
+}
+
+fd_map::table* fd_map::copy_table(const table& from, uint32_t id) {
+  table* t = new_table(id);
+  t->fds = from.fds;
+  for (const entry& e : t->fds)
+    if (e.h != no_handle) ++handles_[e.h].refs;
+  return t;
+}
+
+fd_map::table* fd_map::table_for(thread_id tid) {
+  if (tid >= threads_.size()) {
+    threads_.resize(tid + 1);
+    info_.resize(tid + 1);
+  }
+  thread_state& ts = threads_[tid];
+  if (ts.t) return ts.t;
+  if (ts.started) return ts.t = new_table(0);  // events after the thread's exit
+  ts.started = true;
+  const auto child = child_table_.find(info_[tid].tid);
+  if (child != child_table_.end()) {
+    ts.t = child->second;  // counted as a user at the clone
+    child_table_.erase(child);
+    return ts.t;
+  }
+  const auto known = info_[tid].fd_table ? by_id_.find(info_[tid].fd_table) : by_id_.end();
+  if (known != by_id_.end()) {
+    ts.t = known->second;
+    ++ts.t->users;
+    return ts.t;
+  }
+  return ts.t = new_table(info_[tid].fd_table);
+}
+
+uint32_t fd_map::table_of(thread_id t) const {
+  return t < threads_.size() && threads_[t].t ? threads_[t].t->id : 0;
+}
+
+handle_id fd_map::lookup(const table& t, int32_t fd) const {
+  return fd >= 0 && static_cast<size_t>(fd) < t.fds.size() ? t.fds[fd].h : no_handle;
+}
+
+handle_id fd_map::new_handle(uint32_t flags, path_id path, int64_t pos) {
+  handle_id h;
+  if (!free_.empty()) {
+    h = free_.back();
+    free_.pop_back();
+  } else {
+    h = static_cast<handle_id>(handles_.size());
+    handles_.emplace_back();
+  }
+  handles_[h] = {0, flags, path, pos};
+  return h;
+}
+
+void fd_map::install(table& t, int32_t fd, handle_id h, bool cloexec, fd_effect& out) {
+  if (fd < 0 || fd > (1 << 24)) return;  // no real process has that many fds
+  if (static_cast<size_t>(fd) >= t.fds.size()) t.fds.resize(fd + 1);
+  if (t.fds[fd].h == h) {
+    t.fds[fd].cloexec = cloexec;
+    return;
+  }
+  remove(t, fd, out);
+  ++handles_[h].refs;
+  t.fds[fd] = {h, cloexec};
+}
+
+void fd_map::remove(table& t, int32_t fd, fd_effect& out) {
+  if (fd < 0 || static_cast<size_t>(fd) >= t.fds.size() || t.fds[fd].h == no_handle) return;
+  const handle_id h = t.fds[fd].h;
+  t.fds[fd] = {};
+  unref(h, out);
+}
+
+void fd_map::unref(handle_id h, fd_effect& out) {
+  if (handles_[h].refs > 0 && --handles_[h].refs == 0) out.released.push_back(h);
+}
+
+void fd_map::leave(table* t, fd_effect& out) {
+  if (!t || t->users == 0 || --t->users > 0) return;
+  for (size_t fd = 0; fd < t->fds.size(); ++fd) remove(*t, static_cast<int32_t>(fd), out);
+  t->fds.clear();
+}
+
+void fd_map::track_position(const event& e, fd_effect& out) {
+  switch (e.kind) {
+    case op::read:
+    case op::readv:
+    case op::write:
+    case op::writev:
+      if (out.h1 && e.result >= 0) handles_[out.h1].pos = e.offset + e.result;
+      break;
+    case op::lseek:
+      if (out.h1 && e.result >= 0) handles_[out.h1].pos = e.result;
+      break;
+    case op::copy_file_range:
+    case op::splice:
+      if (out.h1) {
+        out.pos1 = e.offset == handles_[out.h1].pos;
+        if (out.pos1 && e.result > 0) handles_[out.h1].pos += e.result;
+      }
+      if (out.h2) {
+        out.pos2 = e.offset2 == handles_[out.h2].pos;
+        if (out.pos2 && e.result > 0) handles_[out.h2].pos += e.result;
+      }
+      break;
+    case op::sendfile:  // fd: out, always at its position; fd2: in, at `offset`
+      out.pos1 = true;
+      if (out.h1 && e.result > 0) handles_[out.h1].pos += e.result;
+      if (out.h2) {
+        out.pos2 = e.offset == handles_[out.h2].pos;
+        if (out.pos2 && e.result > 0) handles_[out.h2].pos += e.result;
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+void fd_map::apply(const event& e, fd_effect& out) {
+  out.clear();
+  table* t = table_for(e.thread);
+  thread_state& ts = threads_[e.thread];
+  switch (e.kind) {
+    case op::open:
+    case op::openat:
+    case op::openat2:
+    case op::creat:
+      if (e.result >= 0) {
+        const uint32_t flags =
+            e.kind == op::creat ? static_cast<uint32_t>(O_CREAT | O_WRONLY | O_TRUNC) : e.flags;
+        out.h1 = new_handle(flags, e.path, 0);
+        out.opened = true;
+        install(*t, static_cast<int32_t>(e.result), out.h1, flags & O_CLOEXEC, out);
+      }
+      return;
+    case op::fd_bind:
+      out.h1 = new_handle(e.flags, e.path, e.offset);
+      out.opened = true;
+      install(*t, e.fd, out.h1, e.flags & O_CLOEXEC, out);
+      return;
+    case op::close:
+      out.h1 = lookup(*t, e.fd);
+      if (e.result != -EBADF) remove(*t, e.fd, out);
+      return;
+    case op::dup:
+      out.h1 = lookup(*t, e.fd);
+      if (out.h1 && e.result >= 0) install(*t, static_cast<int32_t>(e.result), out.h1, false, out);
+      return;
+    case op::dup2:
+    case op::dup3:
+      out.h1 = lookup(*t, e.fd);
+      if (out.h1 && e.result >= 0 && e.fd != e.fd2)
+        install(*t, e.fd2, out.h1, e.kind == op::dup3 && (e.flags & O_CLOEXEC), out);
+      return;
+    case op::fcntl:
+      out.h1 = lookup(*t, e.fd);
+      if (!out.h1 || e.result < 0) return;
+      if (e.aux == F_DUPFD || e.aux == F_DUPFD_CLOEXEC)
+        install(*t, static_cast<int32_t>(e.result), out.h1, e.aux == F_DUPFD_CLOEXEC, out);
+      else if (e.aux == F_SETFD)
+        t->fds[e.fd].cloexec = e.flags & FD_CLOEXEC;
+      return;
+    case op::close_range: {
+      if (e.result != 0) return;
+      if ((e.flags & CLOSE_RANGE_UNSHARE) && t->users > 1) {
+        table* own = copy_table(*t, 0);
+        leave(t, out);
+        ts.t = t = own;
+      }
+      const uint64_t last = static_cast<uint32_t>(e.fd2);
+      for (uint64_t fd = static_cast<uint32_t>(e.fd); fd <= last && fd < t->fds.size(); ++fd) {
+        if (e.flags & CLOSE_RANGE_CLOEXEC)
+          t->fds[fd].cloexec = true;
+        else
+          remove(*t, static_cast<int32_t>(fd), out);
+      }
+      return;
+    }
+    case op::clone:
+    case op::clone3:
+    case op::fork:
+    case op::vfork: {
+      if (e.result <= 0) return;
+      table* child;
+      if (e.flags & CLONE_FILES) {
+        child = t;
+        ++t->users;
+        if (e.aux != 0 && e.aux != t->id) by_id_[static_cast<uint32_t>(e.aux)] = t;
+      } else {
+        child = copy_table(*t, static_cast<uint32_t>(e.aux));
+      }
+      child_table_[static_cast<int32_t>(e.result)] = child;
+      return;
+    }
+    case op::execve:
+    case op::execveat:
+      if (e.result != 0) return;
+      if (e.aux != 0 && e.aux != t->id) {  // a shared table is unshared by exec
+        table* own = copy_table(*t, static_cast<uint32_t>(e.aux));
+        leave(t, out);
+        ts.t = t = own;
+      }
+      for (size_t fd = 0; fd < t->fds.size(); ++fd)
+        if (t->fds[fd].cloexec) remove(*t, static_cast<int32_t>(fd), out);
+      return;
+    case op::exit:
+      leave(t, out);
+      ts.t = nullptr;
+      return;
+    default:
+      break;
+  }
+  if (has(e.kind, F_FD)) out.h1 = lookup(*t, e.fd);
+  if (has(e.kind, F_FD2)) out.h2 = lookup(*t, e.fd2);
+  track_position(e, out);
+}
+
+std::vector<handle_id> fd_map::live() const {
+  std::vector<handle_id> v;
+  for (handle_id h = 1; h < handles_.size(); ++h)
+    if (handles_[h].refs > 0) v.push_back(h);
+  return v;
+}
+
+}  // namespace fsrr

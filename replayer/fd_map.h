@@ -1,0 +1,99 @@
+// The recorded processes' fd tables, rebuilt from the event stream in trace order. A recorded
+// fd refers to a handle, which stands for one open file description: dup and fork share it,
+// and the replay's real fd behind it is closed when the last reference goes. Replay threads
+// only ever see handles, so fd numbers, CLOEXEC, fork copies, CLONE_FILES sharing, exec and
+// close_range are all settled here, in one thread, before an op is handed out.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "event.h"
+
+namespace fsrr {
+
+using handle_id = uint32_t;  // 0: none
+inline constexpr handle_id no_handle = 0;
+
+// What the recording says about one open file description.
+struct handle_info {
+  uint32_t refs = 0;   // table entries pointing at it
+  uint32_t flags = 0;  // open flags
+  path_id path = no_id;
+  int64_t pos = 0;  // recorded file position after the ops seen so far
+};
+
+// The fd-table side of one event.
+struct fd_effect {
+  handle_id h1 = no_handle;  // the handle of ev.fd, or the one an open/fd_bind created
+  handle_id h2 = no_handle;  // the handle of ev.fd2
+  bool opened = false;       // h1 is new: the replay thread opens it
+  // Copy ops: the recorded offset equals the fd's position, so the call most likely passed
+  // NULL and moved the position (cp's copy_file_range does).
+  bool pos1 = false, pos2 = false;
+  std::vector<handle_id> released;  // last references dropped: the replay fds to close
+  void clear() {
+    h1 = h2 = no_handle;
+    opened = pos1 = pos2 = false;
+    released.clear();
+  }
+};
+
+class fd_map {
+ public:
+  // `threads[t]` describes thread id t (index 0 unused): its tid and first fd table.
+  explicit fd_map(std::vector<thread_info> threads);
+  ~fd_map();
+  fd_map(const fd_map&) = delete;
+  fd_map& operator=(const fd_map&) = delete;
+
+  // Applies `e` to the tables; `out` is cleared first.
+  void apply(const event& e, fd_effect& out);
+
+  const handle_info& handle(handle_id h) const { return handles_[h]; }
+  // The recorded fd table the thread uses now (changes at exec).
+  uint32_t table_of(thread_id t) const;
+  // A released handle may be handed out again once its replay fd is closed.
+  void recycle(handle_id h) { free_.push_back(h); }
+  // Handles still referenced (open at the end of the trace).
+  std::vector<handle_id> live() const;
+  size_t handle_capacity() const { return handles_.size(); }
+
+ private:
+  struct entry {
+    handle_id h = no_handle;
+    bool cloexec = false;
+  };
+  struct table {
+    uint32_t id = 0;
+    uint32_t users = 0;  // live threads using it
+    std::vector<entry> fds;
+  };
+  struct thread_state {
+    table* t = nullptr;
+    bool started = false;
+  };
+
+  table* new_table(uint32_t id);
+  table* copy_table(const table& from, uint32_t id);
+  table* table_for(thread_id t);
+  handle_id lookup(const table& t, int32_t fd) const;
+  handle_id new_handle(uint32_t flags, path_id path, int64_t pos);
+  void install(table& t, int32_t fd, handle_id h, bool cloexec, fd_effect& out);
+  void remove(table& t, int32_t fd, fd_effect& out);
+  void unref(handle_id h, fd_effect& out);
+  void leave(table* t, fd_effect& out);
+  void track_position(const event& e, fd_effect& out);
+
+  std::vector<thread_info> info_;
+  std::vector<thread_state> threads_;
+  std::vector<std::unique_ptr<table>> tables_;
+  std::unordered_map<uint32_t, table*> by_id_;
+  std::unordered_map<int32_t, table*> child_table_;  // clone result tid -> its table, until it runs
+  std::vector<handle_info> handles_{1};
+  std::vector<handle_id> free_;
+};
+
+}  // namespace fsrr

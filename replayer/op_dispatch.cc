@@ -1,0 +1,513 @@
+#include "op_dispatch.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <linux/openat2.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "prepare.h"
+#include "schedule.h"
+
+namespace fsrr {
+namespace {
+
+constexpr size_t sink_bytes = size_t{256} << 20;    // reserved, touched only as far as used
+constexpr size_t max_io_bytes = size_t{256} << 20;  // larger single calls are cut (and differ)
+
+int64_t sys(int64_t r) {
+  return r < 0 ? -errno : r;
+}
+
+std::span<uint8_t> map_buffer(size_t bytes) {
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return {};
+  return {static_cast<uint8_t*>(p), bytes};
+}
+
+// Splits [buf, buf+n) into `count` iovecs as a vectored call would (the trace keeps the total).
+int make_iov(uint8_t* buf, size_t n, uint64_t count, iovec* iov) {
+  const size_t cnt = std::clamp<uint64_t>(count, 1, IOV_MAX);
+  const size_t each = n / cnt;
+  for (size_t i = 0; i < cnt; ++i)
+    iov[i] = {buf + i * each, i + 1 == cnt ? n - each * (cnt - 1) : each};
+  return static_cast<int>(cnt);
+}
+
+bool is_count_result(op k) {
+  switch (info(k).cls) {
+    case op_class::read:
+    case op_class::write:
+    case op_class::seek:
+    case op_class::copy:
+    case op_class::dir:
+      return true;
+    default:
+      return k == op::readlink || k == op::readlinkat || k == op::getxattr || k == op::lgetxattr ||
+             k == op::fgetxattr || k == op::listxattr || k == op::llistxattr || k == op::flistxattr;
+  }
+}
+
+}  // namespace
+
+bool result_matches(op kind, int64_t recorded, int64_t replayed) {
+  if (recorded < 0 || replayed < 0) return recorded == replayed;
+  return !is_count_result(kind) || recorded == replayed;
+}
+
+path_cache::path_cache(trace_reader& reader, const target_root& target)
+    : reader_(reader), target_(target), index_(reader.path_count() + 1) {}
+
+path_cache::~path_cache() = default;
+
+const resolved_path* path_cache::get(path_id id) {
+  if (id == no_id || id >= index_.size()) return nullptr;
+  if (index_[id]) return index_[id].get();
+  auto p = std::make_unique<resolved_path>();
+  const path_entry& entry = reader_.path(id);
+  p->parent = entry.parent;
+  const resolved_path* parent = id == root_path ? nullptr : get(entry.parent);
+  p->trace_path = parent && parent->trace_path.size() > 1 ? parent->trace_path : std::string();
+  p->trace_path += '/';
+  if (parent) p->trace_path += entry.name;
+  if (auto at = target_.locate(p->trace_path)) {
+    p->ok = true;
+    p->at = std::move(*at);
+    const size_t slash = p->at.rel.rfind('/');
+    p->name_at = slash == std::string::npos ? 0 : slash + 1;
+  }
+  index_[id] = std::move(p);
+  return index_[id].get();
+}
+
+handle_table::handle_table() : chunks_(new std::atomic<handle_slot*>[max_chunks]) {
+  for (size_t i = 0; i < max_chunks; ++i) chunks_[i].store(nullptr, std::memory_order_relaxed);
+}
+
+handle_table::~handle_table() {
+  for (size_t i = 0; i < made_; ++i) delete[] chunks_[i].load(std::memory_order_relaxed);
+}
+
+void handle_table::ensure(size_t count) {
+  while (made_ * chunk_size < count && made_ < max_chunks)
+    chunks_[made_++].store(new handle_slot[chunk_size], std::memory_order_release);
+}
+
+void handle_table::close_all() {
+  for (size_t c = 0; c < made_; ++c) {
+    handle_slot* s = chunks_[c].load(std::memory_order_relaxed);
+    for (size_t i = 0; i < chunk_size; ++i)
+      if (s[i].fd >= 0) {
+        ::close(s[i].fd);
+        s[i].fd = -1;
+      }
+  }
+}
+
+replay_shared::replay_shared(const target_root& t, const data_source& d) : target(t), data(d) {
+  zero_data = d.spec().kind == data_kind::zero && d.spec().dedupe_pct == 0;
+  sink = map_buffer(sink_bytes);
+}
+
+replay_shared::~replay_shared() {
+  if (!sink.empty()) ::munmap(sink.data(), sink.size());
+}
+
+void replay_shared::request_stop(const std::string& why) {
+  std::lock_guard lock(mu_);
+  if (reason_.empty()) reason_ = why;
+  stop.store(true, std::memory_order_release);
+}
+
+std::string replay_shared::stop_reason() const {
+  std::lock_guard lock(mu_);
+  return reason_;
+}
+
+op_runner::op_runner(replay_shared& shared, replay_stats& stats, int32_t tid)
+    : s_(shared), stats_(stats), tid_(tid) {}
+
+op_runner::~op_runner() {
+  for (auto& d : dirs_)
+    if (d.fd >= 0) ::close(d.fd);
+  if (wbuf_) ::munmap(wbuf_, wbuf_size_);
+}
+
+int op_runner::fd_of(handle_id h) const {
+  return h ? s_.handles[h].fd : -1;
+}
+
+int op_runner::dir_fd(const resolved_path* p) {
+  if (!p || !p->ok) return -EXDEV;
+  if (p->is_root()) return -EBUSY;  // a root itself: there is no name to act on
+  const uint64_t gen = s_.namespace_gen.load(std::memory_order_acquire);
+  cached_dir& c = dirs_[p->parent % dir_cache_size];
+  if (c.fd >= 0 && c.id == p->parent && c.gen == gen) return c.fd;
+  if (c.fd >= 0) ::close(c.fd);
+  c = {};
+  const int fd = s_.target.open(p->dir(), O_PATH | O_DIRECTORY);
+  if (fd >= 0) c = {p->parent, gen, fd};
+  return fd;
+}
+
+int op_runner::open_path(const resolved_path* p, int flags) {
+  if (!p || !p->ok) return -EXDEV;
+  return s_.target.open(p->at, flags);
+}
+
+std::span<uint8_t> op_runner::fill(uint64_t key, uint64_t offset, uint64_t size) {
+  const size_t n = std::min<uint64_t>(size, max_io_bytes);
+  if (n > wbuf_size_) {
+    if (wbuf_) ::munmap(wbuf_, wbuf_size_);
+    const size_t want = std::max<size_t>((n + 0xFFFFF) & ~size_t{0xFFFFF}, size_t{1} << 20);
+    auto b = map_buffer(want);
+    wbuf_ = b.data();
+    wbuf_size_ = b.size();
+    if (!wbuf_) return {};
+  }
+  std::span<uint8_t> out(wbuf_, n);
+  if (!s_.zero_data) s_.data.fill(key, offset, out);
+  return out;
+}
+
+int64_t op_runner::open_file(const work_item& w) {
+  const event& e = w.ev;
+  int flags = e.kind == op::creat ? O_CREAT | O_WRONLY | O_TRUNC : static_cast<int>(e.flags);
+  flags &= ~O_CLOEXEC;  // replay fds are always close-on-exec; the recorded bit is in fd_map
+  if (S_ISFIFO(w.ftype)) flags |= O_NONBLOCK;  // never wait for a peer the replay won't start
+  uint64_t resolve = 0;
+  if (e.kind == op::openat2)  // the path is already resolved; confinement adds BENEATH itself
+    resolve = e.aux & (RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+  int fd = -EXDEV;
+  if (w.p1 && w.p1->ok) {
+    // The same syscall as recorded, on the confined parent directory and one name that is
+    // not followed if it is a symlink; a symlink the recorded open did follow is then
+    // followed confined by openat2. O_PATH without O_NOFOLLOW would open the link itself.
+    const bool direct =
+        e.kind != op::openat2 && !w.p1->is_root() && (!(flags & O_PATH) || (flags & O_NOFOLLOW));
+    const int d = direct ? dir_fd(w.p1) : -EXDEV;
+    if (d >= 0) {
+      fd = ::openat(d, w.p1->name(), flags | O_NOFOLLOW | O_CLOEXEC, e.mode);
+      if (fd < 0) fd = -errno;
+    }
+    if (d < 0 || (fd == -ELOOP && !(flags & O_NOFOLLOW)))
+      fd = s_.target.open(w.p1->at, flags, e.mode, resolve);
+  }
+  if (fd >= 0 && ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))) ++stats_.files;
+  if (!w.fx.opened) {
+    if (fd >= 0) ::close(fd);  // the recorded open failed: nothing will use it
+    return fd;
+  }
+  handle_slot& h = s_.handles[w.fx.h1];
+  h = {fd, static_cast<uint32_t>(flags), content_key(e.path), w.p1};
+  return fd;
+}
+
+int64_t op_runner::bind_fd(const work_item& w) {
+  const event& e = w.ev;
+  const int flags = static_cast<int>(e.flags) & ~(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC);
+  int fd = open_path(w.p1, flags | (S_ISFIFO(w.ftype) ? O_NONBLOCK : 0));
+  if (fd >= 0 && e.offset > 0 && !(flags & O_APPEND) && ::lseek(fd, e.offset, SEEK_SET) < 0) {
+    ::close(fd);
+    fd = -errno;
+  }
+  s_.handles[w.fx.h1] = {fd, static_cast<uint32_t>(flags), content_key(e.path), w.p1};
+  return fd < 0 ? fd : 0;
+}
+
+int64_t op_runner::close_fd(const work_item& w) {
+  if (!w.fx.h1) return -EBADF;
+  if (std::find(w.fx.released.begin(), w.fx.released.end(), w.fx.h1) == w.fx.released.end())
+    return 0;  // another fd still refers to the open file: the kernel would not release it
+  handle_slot& h = s_.handles[w.fx.h1];
+  if (h.fd < 0) return -EBADF;
+  const int64_t r = sys(::close(h.fd));
+  h.fd = -1;
+  return r;
+}
+
+int64_t op_runner::read_data(const work_item& w) {
+  const event& e = w.ev;
+  const int fd = fd_of(w.fx.h1);
+  if (fd < 0) return -EBADF;
+  const size_t n = std::min<uint64_t>(e.size, std::min(max_io_bytes, s_.sink.size()));
+  uint8_t* buf = s_.sink.data();
+  iovec iov[IOV_MAX];
+  int64_t r;
+  switch (e.kind) {
+    case op::read:
+      r = sys(::read(fd, buf, n));
+      break;
+    case op::pread64:
+      r = sys(::pread(fd, buf, n, e.offset));
+      break;
+    case op::readv:
+      r = sys(::readv(fd, iov, make_iov(buf, n, e.aux, iov)));
+      break;
+    case op::preadv:
+      r = sys(::preadv(fd, iov, make_iov(buf, n, e.aux, iov), e.offset));
+      break;
+    default:  // preadv2
+      r = sys(
+          ::preadv2(fd, iov, make_iov(buf, n, e.aux, iov), e.offset, static_cast<int>(e.flags)));
+      break;
+  }
+  if (r > 0) stats_.bytes_read += static_cast<uint64_t>(r);
+  return r;
+}
+
+int64_t op_runner::write_data(const work_item& w) {
+  const event& e = w.ev;
+  const int fd = fd_of(w.fx.h1);
+  if (fd < 0) return -EBADF;
+  const auto buf = fill(s_.handles[w.fx.h1].key, static_cast<uint64_t>(e.offset), e.size);
+  if (buf.size() < std::min<uint64_t>(e.size, max_io_bytes)) return -ENOMEM;
+  iovec iov[IOV_MAX];
+  int64_t r;
+  switch (e.kind) {
+    case op::write:
+      r = sys(::write(fd, buf.data(), buf.size()));
+      break;
+    case op::pwrite64:
+      r = sys(::pwrite(fd, buf.data(), buf.size(), e.offset));
+      break;
+    case op::writev:
+      r = sys(::writev(fd, iov, make_iov(buf.data(), buf.size(), e.aux, iov)));
+      break;
+    case op::pwritev:
+      r = sys(::pwritev(fd, iov, make_iov(buf.data(), buf.size(), e.aux, iov), e.offset));
+      break;
+    default:  // pwritev2
+      r = sys(::pwritev2(fd, iov, make_iov(buf.data(), buf.size(), e.aux, iov), e.offset,
+                         static_cast<int>(e.flags)));
+      break;
+  }
+  if (r > 0) stats_.bytes_written += static_cast<uint64_t>(r);
+  return r;
+}
+
+int64_t op_runner::copy_data(const work_item& w) {
+  const event& e = w.ev;
+  const int fd1 = fd_of(w.fx.h1), fd2 = fd_of(w.fx.h2);
+  if (fd1 < 0 || fd2 < 0) return -EBADF;
+  int64_t r;
+  if (e.kind == op::copy_file_range) {  // fd: in, fd2: out
+    loff_t in = e.offset, out = e.offset2;
+    r = sys(::copy_file_range(fd1, w.fx.pos1 ? nullptr : &in, fd2, w.fx.pos2 ? nullptr : &out,
+                              e.size, e.flags));
+  } else {  // sendfile: fd: out, fd2: in
+    off_t in = e.offset;
+    r = sys(::sendfile(fd1, fd2, w.fx.pos2 ? nullptr : &in, e.size));
+  }
+  if (r > 0) {
+    stats_.bytes_read += static_cast<uint64_t>(r);
+    stats_.bytes_written += static_cast<uint64_t>(r);
+  }
+  return r;
+}
+
+int64_t op_runner::ioctl_op(const work_item& w) {
+  const event& e = w.ev;
+  if (e.aux != FICLONE && e.aux != FICLONERANGE) return not_issued;
+  const int dst = fd_of(w.fx.h1), src = fd_of(w.fx.h2);
+  if (dst < 0 || src < 0) return -EBADF;
+  if (e.aux == FICLONE) return sys(::ioctl(dst, FICLONE, src));
+  file_clone_range range{src, static_cast<uint64_t>(e.offset), e.size,
+                         static_cast<uint64_t>(e.offset2)};
+  return sys(::ioctl(dst, FICLONERANGE, &range));
+}
+
+int64_t op_runner::fcntl_op(const work_item& w) {
+  const event& e = w.ev;
+  const int fd = fd_of(w.fx.h1);
+  switch (e.aux) {
+    case F_DUPFD:
+    case F_DUPFD_CLOEXEC:
+    case F_SETFD:  // fd-table state, settled by the dispatcher
+      return fd < 0 ? -EBADF : e.result;
+    case F_GETFD:
+    case F_GETFL:
+      return fd < 0 ? -EBADF : sys(::fcntl(fd, static_cast<int>(e.aux)));
+    case F_SETFL:
+      return fd < 0 ? -EBADF : sys(::fcntl(fd, F_SETFL, static_cast<int>(e.flags)));
+    default:  // locks, leases, pipe sizes: their argument is not in the trace
+      return not_issued;
+  }
+}
+
+int64_t op_runner::flock_op(const work_item& w) {
+  const event& e = w.ev;
+  const int fd = fd_of(w.fx.h1);
+  if (fd < 0) return -EBADF;
+  // Never block: a lock held by a thread that is behind would stall this one forever.
+  const int how = static_cast<int>(e.flags) | LOCK_NB;
+  int64_t r = sys(::flock(fd, how));
+  if (r == -EWOULDBLOCK && !(e.flags & LOCK_NB) && e.result == 0) {
+    const uint64_t give_up = monotonic_ns() + 10'000'000'000ull;
+    while (r == -EWOULDBLOCK && monotonic_ns() < give_up && !s_.stop.load()) {
+      ::usleep(1000);
+      r = sys(::flock(fd, how));
+    }
+  }
+  return r;
+}
+
+// The fd-only metadata and hint calls.
+int64_t op_runner::fd_meta(const work_item& w) {
+  const event& e = w.ev;
+  const int fd = fd_of(w.fx.h1);
+  if (fd < 0) return -EBADF;
+  switch (e.kind) {
+    case op::lseek:
+      return sys(::lseek(fd, e.offset, static_cast<int>(e.aux)));
+    case op::fadvise64:
+      return -::posix_fadvise(fd, e.offset, static_cast<off_t>(e.size), static_cast<int>(e.flags));
+    case op::readahead:
+      return sys(::readahead(fd, e.offset, e.size));
+    case op::getdents:
+    case op::getdents64: {
+      const size_t n = std::min<uint64_t>(e.size, s_.sink.size());
+#ifdef SYS_getdents
+      if (e.kind == op::getdents) return sys(::syscall(SYS_getdents, fd, s_.sink.data(), n));
+#endif
+      return sys(::syscall(SYS_getdents64, fd, s_.sink.data(), n));
+    }
+    case op::fsync:
+      return sys(::fsync(fd));
+    case op::fdatasync:
+      return sys(::fdatasync(fd));
+    case op::sync_file_range:
+      return sys(::sync_file_range(fd, e.offset, static_cast<off_t>(e.size), e.flags));
+    case op::syncfs:
+      return sys(::syncfs(fd));
+    case op::ftruncate:
+      return sys(::ftruncate(fd, static_cast<off_t>(e.size)));
+    case op::fallocate:
+      return sys(::fallocate(fd, static_cast<int>(e.flags), e.offset, static_cast<off_t>(e.size)));
+    case op::fstat: {
+      struct stat st;
+      return sys(::fstat(fd, &st));
+    }
+    case op::fstatfs: {
+      struct statfs sf;
+      return sys(::fstatfs(fd, &sf));
+    }
+    default:
+      return not_issued;
+  }
+}
+
+int64_t op_runner::issue(const work_item& w) {
+  const event& e = w.ev;
+  switch (info(e.kind).cls) {
+    case op_class::open:
+      return open_file(w);
+    case op_class::close:
+      return close_fd(w);
+    case op_class::read:
+      return read_data(w);
+    case op_class::write:
+      return write_data(w);
+    case op_class::copy:
+      return e.kind == op::splice ? not_issued : copy_data(w);
+    case op_class::ioctl:
+      return ioctl_op(w);
+    case op_class::seek:
+    case op_class::dir:
+      return fd_meta(w);
+    case op_class::hint:
+      return e.kind == op::flock ? flock_op(w) : fd_meta(w);
+    case op_class::sync:
+      if (e.kind == op::sync) {
+        ::sync();
+        return 0;
+      }
+      return fd_meta(w);
+    case op_class::resize:
+      return e.kind == op::truncate ? truncate_path(w) : fd_meta(w);
+    case op_class::name:
+      return name_op(w);
+    case op_class::meta:
+      return meta_op(w);
+    case op_class::attr:
+      return attr_op(w);
+    case op_class::xattr:
+      return xattr_op(w);
+    case op_class::fd_table:
+      if (e.kind == op::fd_bind) return bind_fd(w);
+      if (e.kind == op::fcntl) return fcntl_op(w);
+      return e.result;  // dup family, close_range: settled by the dispatcher
+    case op_class::process:
+    case op_class::unreplayable:
+      return not_issued;
+  }
+  return not_issued;
+}
+
+void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns) {
+  const event& e = w.ev;
+  const size_t k = static_cast<size_t>(e.kind);
+  ++stats_.events;
+  if (replayed == not_issued) {
+    if (info(e.kind).cls == op_class::unreplayable)
+      ++stats_.unreplayable[k];
+    else
+      ++stats_.skipped[k];
+    return;
+  }
+  op_stats& o = stats_.ops[k];
+  ++o.count;
+  o.latency.record(latency_ns);
+  o.recorded.record(e.dur);
+  if (replayed < 0) ++o.errors;
+  if (result_matches(e.kind, e.result, replayed)) return;
+  ++o.mismatches;
+  ++stats_.mismatches;
+  std::string where;
+  if (w.p1)
+    where = w.p1->trace_path;
+  else if (w.fx.h1 && s_.handles[w.fx.h1].path)
+    where = s_.handles[w.fx.h1].path->trace_path;
+  else
+    where = fmt::format("fd {}", e.fd);
+  if (stats_.first_mismatches.size() < s_.listed_mismatches)
+    stats_.first_mismatches.push_back({w.seq, tid_, e.kind, where, e.result, replayed});
+  if (replayed == -ENOSPC || replayed == -EDQUOT || replayed == -EIO)
+    s_.request_stop(
+        fmt::format("{} on the target: {} {}", strerrorname_np(-replayed), name(e.kind), where));
+  else if (s_.strict)
+    s_.request_stop(fmt::format("--strict: {} {} returned {} where the recording had {}",
+                                name(e.kind), where, replayed, e.result));
+}
+
+void op_runner::run(const work_item& w) {
+  const uint64_t t0 = latency_clock::now();
+  const int64_t r = issue(w);
+  const uint64_t t1 = latency_clock::now();
+  count(w, r, latency_clock::to_ns(t1 - t0));
+}
+
+void op_runner::release(const work_item& w) {
+  for (const handle_id h : w.fx.released) {
+    handle_slot& s = s_.handles[h];
+    if (s.fd >= 0) ::close(s.fd);
+    s.fd = -1;
+  }
+}
+
+}  // namespace fsrr

@@ -1,0 +1,172 @@
+// How one recorded op is re-issued on the target: the unit of work a replay thread receives
+// (the event plus everything the dispatcher settled for it) and the runner that issues it,
+// compares the result with the recorded one and counts it. One switch keyed by op, in
+// op_dispatch.cc; the path-based families live in op_paths.cc.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "data_source.h"
+#include "event.h"
+#include "fd_map.h"
+#include "ordering.h"
+#include "report.h"
+#include "target.h"
+#include "trace_reader.h"
+
+namespace fsrr {
+
+// A trace path as the replay threads use it, resolved once by the dispatcher.
+struct resolved_path {
+  bool ok = false;           // beneath TARGET/maps; else every op on it is refused (-EXDEV)
+  target_root::location at;  // the object itself
+  size_t name_at = 0;        // where the last component starts in at.rel
+  path_id parent = no_id;    // key of the parent directory in the per-thread directory cache
+  std::string trace_path;    // for reports
+  bool is_root() const { return at.rel.empty(); }  // TARGET or a --map destination itself
+  const char* name() const { return at.rel.c_str() + name_at; }
+  target_root::location dir() const {
+    return {at.root, at.rel.substr(0, name_at ? name_at - 1 : 0)};
+  }
+};
+
+// Resolves each path id once; entries never move or change, so replay threads may hold them.
+class path_cache {
+ public:
+  path_cache(trace_reader& reader, const target_root& target);
+  ~path_cache();
+  const resolved_path* get(path_id id);  // nullptr for no_id or an unknown id
+
+ private:
+  trace_reader& reader_;
+  const target_root& target_;
+  std::vector<std::unique_ptr<resolved_path>> index_;
+};
+
+struct work_item {
+  event ev;
+  uint64_t seq = 0;  // position in the trace's time order
+  fd_effect fx;
+  const resolved_path* p1 = nullptr;
+  const resolved_path* p2 = nullptr;
+  const std::string* text = nullptr;  // symlink target or xattr name
+  uint32_t ftype = 0;                 // S_IFMT of ev.file, 0 if unknown
+  bool dir_change = false;            // may rename or remove a directory
+  bool end = false;                   // no more work for this thread
+  dep_list deps;
+};
+
+// The replay fd behind each handle. Chunks never move; the dispatcher makes them before it
+// hands out a handle, a replay thread fills a slot when it opens the handle.
+struct handle_slot {
+  int fd = -1;
+  uint32_t flags = 0;
+  uint64_t key = 0;  // data key of the file's bytes
+  const resolved_path* path = nullptr;
+};
+
+class handle_table {
+ public:
+  handle_table();
+  ~handle_table();
+  void ensure(size_t count);  // dispatcher only
+  handle_slot& operator[](handle_id h) const {
+    return chunks_[h >> chunk_bits].load(std::memory_order_relaxed)[h & (chunk_size - 1)];
+  }
+  void close_all();  // after the replay threads have ended
+
+ private:
+  static constexpr unsigned chunk_bits = 12;
+  static constexpr size_t chunk_size = size_t{1} << chunk_bits;
+  static constexpr size_t max_chunks = size_t{1} << 16;
+  std::unique_ptr<std::atomic<handle_slot*>[]> chunks_;
+  size_t made_ = 0;
+};
+
+// What all replay threads share.
+struct replay_shared {
+  const target_root& target;
+  const data_source& data;
+  bool zero_data = false;  // the data source yields only zeros: buffers need no filling
+  bool strict = false;
+  size_t listed_mismatches = 10;
+  handle_table handles;
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> namespace_gen{0};  // bumped when a directory may have moved or gone
+  std::span<uint8_t> sink;                 // where reads land; contents never looked at
+
+  replay_shared(const target_root& t, const data_source& d);
+  ~replay_shared();
+  void request_stop(const std::string& why);
+  std::string stop_reason() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::string reason_;
+};
+
+inline constexpr int64_t not_issued = INT64_MIN;
+
+class op_runner {
+ public:
+  op_runner(replay_shared& shared, replay_stats& stats, int32_t tid);
+  ~op_runner();
+  op_runner(const op_runner&) = delete;
+  op_runner& operator=(const op_runner&) = delete;
+
+  // Issues the op, compares and counts it; may request a stop (strict, ENOSPC, EIO).
+  void run(const work_item& w);
+  // Closes the replay fds of the handles whose last reference the op dropped.
+  void release(const work_item& w);
+
+ private:
+  int64_t issue(const work_item& w);
+  // fd-based families (op_dispatch.cc)
+  int64_t open_file(const work_item& w);
+  int64_t bind_fd(const work_item& w);
+  int64_t close_fd(const work_item& w);
+  int64_t read_data(const work_item& w);
+  int64_t write_data(const work_item& w);
+  int64_t copy_data(const work_item& w);
+  int64_t ioctl_op(const work_item& w);
+  int64_t fcntl_op(const work_item& w);
+  int64_t flock_op(const work_item& w);
+  int64_t fd_meta(const work_item& w);
+  // path-based families (op_paths.cc)
+  int64_t name_op(const work_item& w);
+  int64_t meta_op(const work_item& w);
+  int64_t attr_op(const work_item& w);
+  int64_t xattr_op(const work_item& w);
+  int64_t truncate_path(const work_item& w);
+
+  int fd_of(handle_id h) const;
+  int dir_fd(const resolved_path* p);                // cached, do not close; -errno
+  int open_path(const resolved_path* p, int flags);  // caller closes; -errno
+  std::span<uint8_t> fill(uint64_t key, uint64_t offset, uint64_t size);
+  void count(const work_item& w, int64_t replayed, uint64_t latency_ns);
+
+  replay_shared& s_;
+  replay_stats& stats_;
+  int32_t tid_;
+  struct cached_dir {
+    path_id id = no_id;
+    uint64_t gen = 0;
+    int fd = -1;
+  };
+  static constexpr size_t dir_cache_size = 16;
+  cached_dir dirs_[dir_cache_size];
+  uint8_t* wbuf_ = nullptr;
+  size_t wbuf_size_ = 0;
+};
+
+// Syscall results the replay compares by value (byte counts, offsets); for the others only
+// success and errno are compared (fd numbers and tids differ by nature).
+bool result_matches(op kind, int64_t recorded, int64_t replayed);
+
+}  // namespace fsrr

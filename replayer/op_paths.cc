@@ -1,0 +1,355 @@
+// The path-based families. Ops that act on a name without following it use the parent
+// directory (opened confined, cached per thread) and the last component; ops that follow a
+// final symlink open it confined with O_PATH and act on that fd, so a symlink in the target
+// can never lead outside. Where a no-follow call gives the same answer for anything but a
+// symlink, it is tried first and the O_PATH detour is taken only for a symlink.
+#include <fcntl.h>
+#include <linux/limits.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "op_dispatch.h"
+#include "prepare.h"
+#include "xattr_value.h"
+
+namespace fsrr {
+namespace {
+
+int64_t sys(int64_t r) {
+  return r < 0 ? -errno : r;
+}
+
+// Not yet in bookworm's headers; the same numbers on every architecture.
+constexpr long nr_fchmodat2 = 452;
+constexpr long nr_setxattrat = 463;
+constexpr long nr_getxattrat = 464;
+constexpr long nr_listxattrat = 465;
+constexpr long nr_removexattrat = 466;
+
+struct xattr_args {
+  uint64_t value;
+  uint32_t size;
+  uint32_t flags;
+};
+
+std::atomic<bool> have_xattrat{true};
+
+// Closes an fd from open_path on every exit.
+struct owned_fd {
+  int fd;
+  ~owned_fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string proc_fd(int fd) {
+  return "/proc/self/fd/" + std::to_string(fd);
+}
+
+timespec to_timespec(int64_t ns) {
+  if (ns == time_now) return {0, UTIME_NOW};
+  if (ns == time_omit) return {0, UTIME_OMIT};
+  return {static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+}
+
+bool follows(const event& e) {
+  switch (e.kind) {
+    case op::lstat:
+    case op::lchown:
+    case op::lsetxattr:
+    case op::lgetxattr:
+    case op::llistxattr:
+    case op::lremovexattr:
+      return false;
+    case op::newfstatat:
+    case op::statx:
+    case op::fchmodat2:
+    case op::fchownat:
+    case op::utimensat:
+    case op::faccessat2:
+      return !(e.flags & AT_SYMLINK_NOFOLLOW);
+    default:
+      return true;
+  }
+}
+
+// The call was made on an fd rather than a path (fstat-like, AT_EMPTY_PATH, futimens).
+bool on_fd(const event& e) {
+  return has(e.kind, F_FD) && e.fd >= 0;
+}
+
+}  // namespace
+
+int64_t op_runner::truncate_path(const work_item& w) {
+  owned_fd f{open_path(w.p1, O_WRONLY | O_NONBLOCK | O_NOCTTY)};
+  if (f.fd < 0) return f.fd;
+  return sys(::ftruncate(f.fd, static_cast<off_t>(w.ev.size)));
+}
+
+int64_t op_runner::name_op(const work_item& w) {
+  const event& e = w.ev;
+  const int d1 = dir_fd(w.p1);
+  if (d1 < 0) return d1;
+  const char* n1 = w.p1->name();
+  int64_t r;
+  switch (e.kind) {
+    case op::mkdir:
+    case op::mkdirat:
+      return sys(::mkdirat(d1, n1, e.mode));
+    case op::mknod:
+    case op::mknodat:
+      if (S_ISCHR(e.mode) || S_ISBLK(e.mode)) return not_issued;  // never create devices
+      return sys(::mknodat(d1, n1, e.mode, 0));
+    case op::rmdir:
+      r = sys(::unlinkat(d1, n1, AT_REMOVEDIR));
+      break;
+    case op::unlink:
+      return sys(::unlinkat(d1, n1, 0));
+    case op::unlinkat:
+      r = sys(::unlinkat(d1, n1, static_cast<int>(e.flags & AT_REMOVEDIR)));
+      break;
+    case op::symlink:
+    case op::symlinkat:
+      if (!w.text) return -EINVAL;
+      return sys(::symlinkat(w.text->c_str(), d1, n1));
+    case op::rename:
+    case op::renameat:
+    case op::renameat2:
+    case op::link:
+    case op::linkat: {
+      if (!w.p2) return -EINVAL;
+      const bool rename = e.kind != op::link && e.kind != op::linkat;
+      const bool follow_src = !rename && (e.flags & AT_SYMLINK_FOLLOW);
+      // The second lookup may take the first one's cache slot: keep the first fd alive.
+      owned_fd hold{-1};
+      int src = d1;
+      if (follow_src) {  // follow confined, then link that fd
+        hold.fd = open_path(w.p1, O_PATH);
+        if (hold.fd < 0) return hold.fd;
+        src = hold.fd;
+      } else if (w.p2->parent != w.p1->parent &&
+                 w.p2->parent % dir_cache_size == w.p1->parent % dir_cache_size) {
+        hold.fd = ::dup(d1);
+        src = hold.fd;
+      }
+      const int d2 = dir_fd(w.p2);
+      if (d2 < 0) return d2;
+      const char* n2 = w.p2->name();
+      if (!rename)
+        return sys(follow_src ? ::linkat(src, "", d2, n2, AT_EMPTY_PATH)
+                              : ::linkat(src, n1, d2, n2, 0));
+      r = sys(::renameat2(src, n1, d2, n2, e.flags));
+      break;
+    }
+    default:
+      return not_issued;
+  }
+  if (r == 0 && w.dir_change) s_.namespace_gen.fetch_add(1, std::memory_order_release);
+  return r;
+}
+
+int64_t op_runner::meta_op(const work_item& w) {
+  const event& e = w.ev;
+  struct stat st;
+  if (on_fd(e) && (e.kind == op::newfstatat || e.kind == op::statx)) {
+    const int fd = fd_of(w.fx.h1);
+    if (fd < 0) return -EBADF;
+    if (e.kind == op::newfstatat) return sys(::fstatat(fd, "", &st, AT_EMPTY_PATH));
+    struct statx sx;
+    return sys(::statx(fd, "", AT_EMPTY_PATH | (e.flags & AT_STATX_SYNC_TYPE),
+                       static_cast<unsigned>(e.aux), &sx));
+  }
+  if (e.kind == op::fstat || e.kind == op::fstatfs) return fd_meta(w);
+  switch (e.kind) {
+    case op::stat:
+    case op::lstat:
+    case op::newfstatat:
+    case op::statx: {
+      const bool sx = e.kind == op::statx;
+      const unsigned mask = static_cast<unsigned>(e.aux) | STATX_TYPE;
+      const int sync = static_cast<int>(e.flags & AT_STATX_SYNC_TYPE);
+      struct statx x;
+      int64_t r;
+      bool link;
+      const int d = w.p1 && w.p1->ok && w.p1->is_root() ? -EBUSY : dir_fd(w.p1);
+      if (d == -EBUSY) {  // the root itself
+        owned_fd f{open_path(w.p1, O_PATH)};
+        if (f.fd < 0) return f.fd;
+        return sx ? sys(::statx(f.fd, "", AT_EMPTY_PATH | sync, mask, &x))
+                  : sys(::fstatat(f.fd, "", &st, AT_EMPTY_PATH));
+      }
+      if (d < 0) return d;
+      if (sx) {
+        r = sys(::statx(d, w.p1->name(), AT_SYMLINK_NOFOLLOW | sync, mask, &x));
+        link = r == 0 && S_ISLNK(x.stx_mode);
+      } else {
+        r = sys(::fstatat(d, w.p1->name(), &st, AT_SYMLINK_NOFOLLOW));
+        link = r == 0 && S_ISLNK(st.st_mode);
+      }
+      if (!link || !follows(e)) return r;
+      owned_fd f{open_path(w.p1, O_PATH)};
+      if (f.fd < 0) return f.fd;
+      return sx ? sys(::statx(f.fd, "", AT_EMPTY_PATH | sync, mask, &x))
+                : sys(::fstatat(f.fd, "", &st, AT_EMPTY_PATH));
+    }
+    case op::statfs: {
+      owned_fd f{open_path(w.p1, O_PATH)};
+      if (f.fd < 0) return f.fd;
+      struct statfs sf;
+      return sys(::fstatfs(f.fd, &sf));
+    }
+    case op::access:
+    case op::faccessat:
+    case op::faccessat2: {
+      owned_fd f{open_path(w.p1, O_PATH | (follows(e) ? 0 : O_NOFOLLOW))};
+      if (f.fd < 0) return f.fd;
+      const int flags = AT_EMPTY_PATH | static_cast<int>(e.flags & AT_EACCESS);
+      return sys(::syscall(SYS_faccessat2, f.fd, "", static_cast<int>(e.mode), flags));
+    }
+    case op::readlink:
+    case op::readlinkat: {
+      const int d = dir_fd(w.p1);
+      if (d < 0) return d;
+      const size_t n = std::min<uint64_t>(e.size, s_.sink.size());
+      return sys(::readlinkat(d, w.p1->name(), reinterpret_cast<char*>(s_.sink.data()), n));
+    }
+    default:
+      return not_issued;
+  }
+}
+
+int64_t op_runner::attr_op(const work_item& w) {
+  const event& e = w.ev;
+  const bool follow = follows(e);
+  const uint32_t uid = static_cast<uint32_t>(e.aux >> 32), gid = static_cast<uint32_t>(e.aux);
+  switch (e.kind) {
+    case op::fchmod:
+      return fd_of(w.fx.h1) < 0 ? -EBADF : sys(::fchmod(fd_of(w.fx.h1), e.mode));
+    case op::fchown:
+      return fd_of(w.fx.h1) < 0 ? -EBADF : sys(::fchown(fd_of(w.fx.h1), uid, gid));
+    case op::chmod:
+    case op::fchmodat:
+    case op::fchmodat2: {
+      int64_t r = -EOPNOTSUPP;
+      const int d = dir_fd(w.p1);
+      if (d >= 0)
+        r = sys(::syscall(nr_fchmodat2, d, w.p1->name(), e.mode, AT_SYMLINK_NOFOLLOW));
+      else if (d != -EBUSY)
+        return d;
+      if (r != -EOPNOTSUPP && r != -ENOSYS) return r;
+      if (r == -EOPNOTSUPP && !follow && d >= 0) return r;  // a symlink's own mode
+      owned_fd f{open_path(w.p1, O_PATH | (follow ? 0 : O_NOFOLLOW))};
+      if (f.fd < 0) return f.fd;
+      r = sys(::syscall(nr_fchmodat2, f.fd, "", e.mode, AT_EMPTY_PATH));
+      if (r == -ENOSYS) r = sys(::chmod(proc_fd(f.fd).c_str(), e.mode));
+      return r;
+    }
+    case op::chown:
+    case op::lchown:
+    case op::fchownat: {
+      if (on_fd(e)) return fd_of(w.fx.h1) < 0 ? -EBADF : sys(::fchown(fd_of(w.fx.h1), uid, gid));
+      if (!follow) {
+        const int d = dir_fd(w.p1);
+        if (d >= 0) return sys(::fchownat(d, w.p1->name(), uid, gid, AT_SYMLINK_NOFOLLOW));
+        if (d != -EBUSY) return d;
+      }
+      owned_fd f{open_path(w.p1, O_PATH | (follow ? 0 : O_NOFOLLOW))};
+      if (f.fd < 0) return f.fd;
+      return sys(::fchownat(f.fd, "", uid, gid, AT_EMPTY_PATH));
+    }
+    case op::utime:
+    case op::utimes:
+    case op::futimesat:
+    case op::utimensat: {
+      const timespec ts[2] = {to_timespec(e.offset), to_timespec(e.offset2)};
+      if (on_fd(e) || !w.p1) {
+        const int fd = fd_of(w.fx.h1);
+        return fd < 0 ? -EBADF : sys(::futimens(fd, ts));
+      }
+      if (!follow) {
+        const int d = dir_fd(w.p1);
+        if (d >= 0) return sys(::utimensat(d, w.p1->name(), ts, AT_SYMLINK_NOFOLLOW));
+        if (d != -EBUSY) return d;
+      }
+      owned_fd f{open_path(w.p1, O_PATH | (follow ? 0 : O_NOFOLLOW))};
+      if (f.fd < 0) return f.fd;
+      return sys(::utimensat(f.fd, "", ts, AT_EMPTY_PATH));
+    }
+    default:
+      return not_issued;
+  }
+}
+
+int64_t op_runner::xattr_op(const work_item& w) {
+  const event& e = w.ev;
+  const bool by_fd = has(e.kind, F_FD);
+  const char* xname = w.text ? w.text->c_str() : "";
+  const bool set = e.kind == op::setxattr || e.kind == op::lsetxattr || e.kind == op::fsetxattr;
+  const bool get = e.kind == op::getxattr || e.kind == op::lgetxattr || e.kind == op::fgetxattr;
+  const bool list = e.kind == op::listxattr || e.kind == op::llistxattr || e.kind == op::flistxattr;
+  std::vector<uint8_t> value;  // a valid value where the kernel parses it (ACLs), as prepare
+  if (set) {
+    const handle_id h = w.fx.h1;
+    const uint64_t key = by_fd && h ? s_.handles[h].key : content_key(e.path);
+    value = xattr_value(xname, static_cast<uint32_t>(std::min<uint64_t>(e.size, XATTR_SIZE_MAX)),
+                        s_.data, key);
+  }
+  const size_t n = std::min<uint64_t>(e.size, s_.sink.size());
+  char* sink = reinterpret_cast<char*>(s_.sink.data());
+  const int xflags = static_cast<int>(e.flags);
+  if (by_fd) {
+    const int fd = fd_of(w.fx.h1);
+    if (fd < 0) return -EBADF;
+    if (set) return sys(::fsetxattr(fd, xname, value.data(), value.size(), xflags));
+    if (get) return sys(::fgetxattr(fd, xname, sink, n));
+    if (list) return sys(::flistxattr(fd, sink, n));
+    return sys(::fremovexattr(fd, xname));
+  }
+  const bool follow = follows(e);
+  // On an fd from a confined open, or on the parent directory and the name (no-follow only).
+  auto at = [&](int dfd, const char* path, int at_flags) -> int64_t {
+    if (set) {
+      xattr_args a{reinterpret_cast<uint64_t>(value.data()), static_cast<uint32_t>(value.size()),
+                   static_cast<uint32_t>(xflags)};
+      return sys(::syscall(nr_setxattrat, dfd, path, at_flags, xname, &a, sizeof a));
+    }
+    if (get) {
+      xattr_args a{reinterpret_cast<uint64_t>(sink), static_cast<uint32_t>(n), 0};
+      return sys(::syscall(nr_getxattrat, dfd, path, at_flags, xname, &a, sizeof a));
+    }
+    if (list) return sys(::syscall(nr_listxattrat, dfd, path, at_flags, sink, n));
+    return sys(::syscall(nr_removexattrat, dfd, path, at_flags, xname));
+  };
+  if (have_xattrat.load(std::memory_order_relaxed)) {
+    int64_t r;
+    if (!follow && w.p1 && w.p1->ok && !w.p1->is_root()) {
+      const int d = dir_fd(w.p1);
+      if (d < 0) return d;
+      r = at(d, w.p1->name(), AT_SYMLINK_NOFOLLOW);
+    } else {
+      owned_fd f{open_path(w.p1, O_PATH | (follow ? 0 : O_NOFOLLOW))};
+      if (f.fd < 0) return f.fd;
+      r = at(f.fd, "", AT_EMPTY_PATH);
+    }
+    if (r != -ENOSYS) return r;
+    have_xattrat.store(false, std::memory_order_relaxed);
+  }
+  // Older kernels: the confined fd through /proc (the magic link lands on the object itself).
+  owned_fd f{open_path(w.p1, O_PATH | (follow ? 0 : O_NOFOLLOW))};
+  if (f.fd < 0) return f.fd;
+  const std::string p = proc_fd(f.fd);
+  if (set) return sys(::setxattr(p.c_str(), xname, value.data(), value.size(), xflags));
+  if (get) return sys(::getxattr(p.c_str(), xname, sink, n));
+  if (list) return sys(::listxattr(p.c_str(), sink, n));
+  return sys(::removexattr(p.c_str(), xname));
+}
+
+}  // namespace fsrr

@@ -1,0 +1,98 @@
+// Cross-thread ordering. Each replay thread ("lane") counts the ops it has finished; an op on a
+// file, path or open file waits until the lanes that ran the ops it depends on have reached
+// them. An op depends on the earlier ops on the same key that had ended before it started in
+// the recording: ops that overlapped in the recording were not ordered by anything and may
+// overlap again, so a thread blocked in the recording (a lock, a long fsync) cannot deadlock
+// the replay. The dispatcher assigns ops in trace order, so the earliest unfinished op only
+// ever waits on finished ones: the replay always makes progress.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace fsrr {
+
+// A count other threads can sleep on until it reaches a value. Counts wrap around; waiters
+// only ever wait for values less than 2^31 ahead.
+struct alignas(64) progress_counter {
+  std::atomic<uint32_t> value{0};
+  mutable std::atomic<uint32_t> sleepers{0};
+  // The lowest value a sleeper waits for: advance() wakes only when it is reached, so a waiter
+  // for the n-th next op costs one wake-up, not n.
+  mutable std::atomic<uint64_t> wake_at{unarmed};
+  static constexpr uint64_t unarmed = uint64_t{1} << 63;
+
+  void advance(uint32_t n = 1);
+  bool reached(uint32_t target) const {
+    return static_cast<int32_t>(value.load(std::memory_order_acquire) - target) >= 0;
+  }
+  // Returns when value >= target or `stop` is set (checked at least every 50 ms).
+  void wait(uint32_t target, const std::atomic<bool>& stop) const;
+};
+
+// Op `count - 1` of `lane` (a lane's ops are numbered from 0) must have finished.
+struct dependency {
+  const progress_counter* lane = nullptr;
+  uint32_t count = 0;
+};
+
+// The dependencies of one op: at most one per lane (the latest), no allocation for a few.
+class dep_list {
+ public:
+  void clear() {
+    n_ = 0;
+    more_.clear();
+  }
+  void add(dependency d);
+  size_t size() const { return n_ + more_.size(); }
+  const dependency& operator[](size_t i) const { return i < n_ ? inline_[i] : more_[i - n_]; }
+  void wait(const std::atomic<bool>& stop) const;
+
+ private:
+  static constexpr uint32_t inline_capacity = 6;
+  uint32_t n_ = 0;
+  std::array<dependency, inline_capacity> inline_{};
+  std::vector<dependency> more_;
+};
+
+enum class order_kind : uint64_t { file = 1, path = 2, handle = 3 };
+constexpr uint64_t order_key(order_kind k, uint32_t id) {
+  return static_cast<uint64_t>(k) << 32 | id;
+}
+// Marks a key on which the op waits for every earlier op, overlapping or not: the close that
+// releases an open file must not run while another thread may still use its fd.
+inline constexpr uint64_t order_all = uint64_t{1} << 63;
+
+// Which earlier ops each new op must wait for; used by the dispatcher only.
+class order_tracker {
+ public:
+  order_tracker();
+  // Op number `index` of `lane`, recorded over [ts, end], touches `keys` (distinct, non-zero,
+  // possibly marked order_all).
+  // Adds to `deps` the ops on other lanes it must wait for.
+  void add(const progress_counter* lane, uint32_t index, uint64_t ts, uint64_t end,
+           std::span<const uint64_t> keys, dep_list& deps);
+  size_t tracked_keys() const { return used_; }
+
+ private:
+  struct entry {
+    const progress_counter* lane;
+    uint32_t count;
+    uint64_t ts, end;
+  };
+  struct slot {
+    uint64_t key = 0;
+    std::vector<entry> entries;
+  };
+  slot& find_or_insert(uint64_t key);
+  void rebuild(size_t capacity);  // drops finished entries and keys left without any
+
+  std::vector<slot> slots_;
+  size_t used_ = 0;
+  size_t sweep_at_ = 4096;
+};
+
+}  // namespace fsrr

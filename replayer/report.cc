@@ -1,0 +1,238 @@
+#include "report.h"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "trace_error.h"
+
+namespace fsrr {
+
+size_t latency_histogram::bucket(uint64_t v) {
+  if (v < (1u << sub_bits)) return v;
+  const int e = 63 - std::countl_zero(v);
+  return (static_cast<size_t>(e - sub_bits) << sub_bits) + (v >> (e - sub_bits));
+}
+
+uint64_t latency_histogram::upper_edge(size_t b) {
+  if (b < (1u << sub_bits)) return b;
+  const size_t shift = (b >> sub_bits) - 1;
+  const uint64_t top = (b & ((1u << sub_bits) - 1)) + (1u << sub_bits);
+  return shift >= 63 ? UINT64_MAX : ((top + 1) << shift) - 1;
+}
+
+void latency_histogram::record(uint64_t ns) {
+  if (counts_.empty()) counts_.resize(bucket_count);
+  ++counts_[bucket(ns)];
+  ++count_;
+  sum_ += ns;
+  max_ = std::max(max_, ns);
+}
+
+void latency_histogram::merge(const latency_histogram& o) {
+  if (o.count_ == 0) return;
+  if (counts_.empty()) counts_.resize(bucket_count);
+  for (size_t i = 0; i < bucket_count; ++i) counts_[i] += o.counts_[i];
+  count_ += o.count_;
+  sum_ += o.sum_;
+  max_ = std::max(max_, o.max_);
+}
+
+uint64_t latency_histogram::percentile(double q) const {
+  if (count_ == 0) return 0;
+  const auto rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_)));
+  uint64_t seen = 0;
+  for (size_t i = 0; i < bucket_count; ++i) {
+    seen += counts_[i];
+    if (seen >= std::max<uint64_t>(rank, 1)) return std::min(upper_edge(i), max_);
+  }
+  return max_;
+}
+
+void op_stats::merge(const op_stats& o) {
+  count += o.count;
+  errors += o.errors;
+  mismatches += o.mismatches;
+  latency.merge(o.latency);
+  recorded.merge(o.recorded);
+}
+
+void replay_stats::merge(const replay_stats& o, size_t max_listed) {
+  events += o.events;
+  for (size_t i = 0; i < op_count; ++i) {
+    ops[i].merge(o.ops[i]);
+    skipped[i] += o.skipped[i];
+    unreplayable[i] += o.unreplayable[i];
+  }
+  bytes_read += o.bytes_read;
+  bytes_written += o.bytes_written;
+  files += o.files;
+  mismatches += o.mismatches;
+  first_mismatches.insert(first_mismatches.end(), o.first_mismatches.begin(),
+                          o.first_mismatches.end());
+  std::sort(first_mismatches.begin(), first_mismatches.end(),
+            [](const mismatch& a, const mismatch& b) { return a.seq < b.seq; });
+  if (first_mismatches.size() > max_listed) first_mismatches.resize(max_listed);
+  lateness.merge(o.lateness);
+  if (stopped.empty()) stopped = o.stopped;
+}
+
+double mib_per_s(uint64_t bytes, uint64_t wall_ns) {
+  if (wall_ns == 0) return 0;
+  return static_cast<double>(bytes) / (1024.0 * 1024.0) / (static_cast<double>(wall_ns) / 1e9);
+}
+
+namespace {
+
+double per_s(uint64_t n, uint64_t wall_ns) {
+  return wall_ns ? static_cast<double>(n) / (static_cast<double>(wall_ns) / 1e9) : 0;
+}
+
+nlohmann::json quantiles(const latency_histogram& h) {
+  return {{"p50", h.percentile(0.50)}, {"p99", h.percentile(0.99)}, {"max", h.max()}};
+}
+
+nlohmann::json counts(const std::array<uint64_t, op_count>& a) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t i = 0; i < op_count; ++i)
+    if (a[i]) j[std::string(name(static_cast<op>(i)))] = a[i];
+  return j;
+}
+
+std::string result_text(int64_t r) {
+  if (r >= 0) return std::to_string(r);
+  const char* n = strerrorname_np(static_cast<int>(-r));
+  return n ? n : fmt::format("errno {}", -r);
+}
+
+std::string us(uint64_t ns) {
+  if (ns < 10'000) return fmt::format("{:.1f}", static_cast<double>(ns) / 1e3);
+  return fmt::format("{:.0f}", static_cast<double>(ns) / 1e3);
+}
+
+}  // namespace
+
+std::string report_json(const replay_report& r) {
+  const replay_stats& s = r.replay;
+  nlohmann::json j;
+  j["trace"] = r.trace;
+  j["target"] = r.target;
+  j["timing"] = r.timing;
+  j["speed"] = r.speed;
+  j["data"] = {
+      {"spec", r.data}, {"ratio_zstd", r.data_ratio_zstd}, {"ratio_lzo", r.data_ratio_lzo}};
+  j["complete"] = r.trace_complete;
+  j["wall_ns"] = s.wall_ns;
+  j["prepare"] = {{"files", r.prepare.files},       {"dirs", r.prepare.dirs},
+                  {"symlinks", r.prepare.symlinks}, {"bytes", r.prepare.bytes},
+                  {"wall_ns", r.prepare.wall_ns},   {"errors", r.prepare.errors}};
+  j["events"] = s.events;
+  j["threads"] = s.threads;
+  nlohmann::json ops = nlohmann::json::object();
+  for (size_t i = 0; i < op_count; ++i) {
+    const op_stats& o = s.ops[i];
+    if (o.count == 0) continue;
+    ops[std::string(name(static_cast<op>(i)))] = {{"count", o.count},
+                                                  {"errors", o.errors},
+                                                  {"mismatches", o.mismatches},
+                                                  {"latency_ns", quantiles(o.latency)},
+                                                  {"recorded_latency_ns", quantiles(o.recorded)}};
+  }
+  j["ops"] = std::move(ops);
+  j["skipped"] = counts(s.skipped);
+  j["unreplayable"] = counts(s.unreplayable);
+  j["nonfile_ops"] = r.nonfile_ops;
+  j["bytes_read"] = s.bytes_read;
+  j["bytes_written"] = s.bytes_written;
+  j["files"] = s.files;
+  j["mib_per_s"] = mib_per_s(std::max(s.bytes_read, s.bytes_written), s.wall_ns);
+  j["read_mib_per_s"] = mib_per_s(s.bytes_read, s.wall_ns);
+  j["write_mib_per_s"] = mib_per_s(s.bytes_written, s.wall_ns);
+  j["files_per_s"] = per_s(s.files, s.wall_ns);
+  j["mismatches"] = s.mismatches;
+  nlohmann::json first = nlohmann::json::array();
+  for (const mismatch& m : s.first_mismatches)
+    first.push_back({{"seq", m.seq},
+                     {"tid", m.tid},
+                     {"op", std::string(name(m.kind))},
+                     {"path", m.path},
+                     {"recorded", m.recorded},
+                     {"replayed", m.replayed}});
+  j["first_mismatches"] = std::move(first);
+  if (s.timed) j["lateness_ns"] = quantiles(s.lateness);
+  j["stopped"] = s.stopped.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.stopped);
+  return j.dump(2);
+}
+
+void write_report_json(const replay_report& r, const std::string& path) {
+  std::ofstream out(path, std::ios::trunc);
+  if (out) out << report_json(r) << '\n';
+  out.close();
+  if (!out) throw trace_error(fmt::format("report {}: {}", path, std::strerror(errno)));
+}
+
+std::string report_table(const replay_report& r) {
+  const replay_stats& s = r.replay;
+  std::string t;
+  const double secs = static_cast<double>(s.wall_ns) / 1e9;
+  const bool any_op =
+      std::any_of(s.ops.begin(), s.ops.end(), [](const op_stats& o) { return o.count; });
+  if (s.events == 0 && !any_op && s.stopped.empty()) {  // a tree-only trace: prepare was the job
+    t += fmt::format("written {:.1f} MiB, {:.1f} MiB/s, {} files, {:.0f} files/s\n",
+                     static_cast<double>(s.bytes_written) / 1048576.0,
+                     mib_per_s(s.bytes_written, s.wall_ns), s.files, per_s(s.files, s.wall_ns));
+    if (!r.data.empty())
+      t += fmt::format("data {}: ratio zstd {:.2f}, lzo {:.2f}\n", r.data, r.data_ratio_zstd,
+                       r.data_ratio_lzo);
+    return t;
+  }
+  t += fmt::format("replayed {} events on {} thread{} in {:.3f} s ({}, speed {})\n", s.events,
+                   s.threads, s.threads == 1 ? "" : "s", secs, r.timing, r.speed);
+  t += fmt::format("read {:.1f} MiB, written {:.1f} MiB, {:.1f} MiB/s, {} files, {:.0f} files/s\n",
+                   static_cast<double>(s.bytes_read) / 1048576.0,
+                   static_cast<double>(s.bytes_written) / 1048576.0,
+                   mib_per_s(std::max(s.bytes_read, s.bytes_written), s.wall_ns), s.files,
+                   per_s(s.files, s.wall_ns));
+  if (!r.data.empty())
+    t += fmt::format("data {}: ratio zstd {:.2f}, lzo {:.2f}\n", r.data, r.data_ratio_zstd,
+                     r.data_ratio_lzo);
+  t += fmt::format("\n{:<18}{:>9}{:>8}{:>9}  {:>8}{:>8}{:>9}  {:>8}{:>8}{:>9}\n", "op", "count",
+                   "errors", "mismatch", "p50 us", "p99 us", "max us", "rec p50", "rec p99",
+                   "rec max");
+  for (size_t i = 0; i < op_count; ++i) {
+    const op_stats& o = s.ops[i];
+    if (o.count == 0) continue;
+    t += fmt::format("{:<18}{:>9}{:>8}{:>9}  {:>8}{:>8}{:>9}  {:>8}{:>8}{:>9}\n",
+                     name(static_cast<op>(i)), o.count, o.errors, o.mismatches,
+                     us(o.latency.percentile(0.5)), us(o.latency.percentile(0.99)),
+                     us(o.latency.max()), us(o.recorded.percentile(0.5)),
+                     us(o.recorded.percentile(0.99)), us(o.recorded.max()));
+  }
+  uint64_t skipped = 0, unreplayable = 0;
+  for (size_t i = 0; i < op_count; ++i) {
+    skipped += s.skipped[i];
+    unreplayable += s.unreplayable[i];
+  }
+  if (skipped || unreplayable || r.nonfile_ops)
+    t += fmt::format(
+        "\nnot replayed: {} modelled (process, fd table), {} unreplayable "
+        "(mmap, AIO, io_uring), {} on pipes/sockets/ttys\n",
+        skipped, unreplayable, r.nonfile_ops);
+  if (s.timed)
+    t += fmt::format("lateness: p50 {} us, p99 {} us, max {} us\n", us(s.lateness.percentile(0.5)),
+                     us(s.lateness.percentile(0.99)), us(s.lateness.max()));
+  t += fmt::format("mismatches: {}\n", s.mismatches);
+  for (const mismatch& m : s.first_mismatches)
+    t += fmt::format("  #{} tid {} {} {}: recorded {}, replayed {}\n", m.seq, m.tid, name(m.kind),
+                     m.path, result_text(m.recorded), result_text(m.replayed));
+  if (!s.stopped.empty()) t += fmt::format("stopped early: {}\n", s.stopped);
+  return t;
+}
+
+}  // namespace fsrr

@@ -1,0 +1,95 @@
+// What a replay measured and how it is shown: a table on stdout and the JSON report whose keys
+// DESIGN.md fixes (keys may be added, never renamed).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops.h"
+#include "prepare.h"
+
+namespace fsrr {
+
+// Log-linear buckets, 32 per power of two (percentiles within ~3%); exact count, max and sum.
+// Memory is taken on the first record, so an unused histogram costs a few words.
+class latency_histogram {
+ public:
+  void record(uint64_t ns);
+  void merge(const latency_histogram& o);
+  uint64_t count() const { return count_; }
+  uint64_t max() const { return max_; }
+  uint64_t sum() const { return sum_; }
+  // The smallest bucket edge at or above the q-quantile (0 < q <= 1), never above max().
+  uint64_t percentile(double q) const;
+
+ private:
+  static constexpr int sub_bits = 5;
+  static constexpr size_t bucket_count = (64 - sub_bits + 1) << sub_bits;
+  static size_t bucket(uint64_t v);
+  static uint64_t upper_edge(size_t b);
+  std::vector<uint64_t> counts_;
+  uint64_t count_ = 0, max_ = 0, sum_ = 0;
+};
+
+struct op_stats {
+  uint64_t count = 0;          // replayed
+  uint64_t errors = 0;         // replayed calls that failed (expected or not)
+  uint64_t mismatches = 0;     // result differs from the recorded one
+  latency_histogram latency;   // replayed
+  latency_histogram recorded;  // the same ops in the recording
+  void merge(const op_stats& o);
+};
+
+struct mismatch {
+  uint64_t seq = 0;  // the event's position in the trace's time order
+  int32_t tid = 0;   // recorded thread
+  op kind = op::read;
+  std::string path;  // the file, or "fd N" when only an fd is known
+  int64_t recorded = 0;
+  int64_t replayed = 0;
+};
+
+// What the op replay measured.
+struct replay_stats {
+  uint64_t wall_ns = 0;
+  uint64_t events = 0;   // events taken from the trace
+  uint32_t threads = 0;  // replay threads used
+  std::array<op_stats, op_count> ops{};
+  std::array<uint64_t, op_count> skipped{};       // modelled, not issued (clone, exec, chdir…)
+  std::array<uint64_t, op_count> unreplayable{};  // mmap, AIO, io_uring
+  uint64_t bytes_read = 0;     // successful reads, plus bytes copied in the kernel
+  uint64_t bytes_written = 0;  // successful writes, plus bytes copied in the kernel
+  uint64_t files = 0;          // files opened for writing (a copy's destination files)
+  uint64_t mismatches = 0;
+  std::vector<mismatch> first_mismatches;  // in trace order
+  bool timed = false;
+  latency_histogram lateness;  // issue time minus due time, timed modes
+  std::string stopped;         // why the replay ended early; empty if it ran to the end
+  void merge(const replay_stats& o, size_t max_listed);
+};
+
+struct replay_report {
+  std::string trace;
+  std::string target;
+  std::string timing;  // faithful | think | afap
+  double speed = 1.0;
+  std::string data;  // data_spec::describe()
+  double data_ratio_zstd = 1.0, data_ratio_lzo = 1.0;
+  bool trace_complete = true;
+  uint64_t nonfile_ops = 0;  // ops on pipes, sockets, ttys the recorder counted
+  prepare_result prepare;
+  replay_stats replay;
+};
+
+// The JSON report (pretty-printed).
+std::string report_json(const replay_report& r);
+// Writes report_json to `path`; throws trace_error with one line on failure.
+void write_report_json(const replay_report& r, const std::string& path);
+// The human summary: totals, one row per op, lateness, the first mismatches.
+std::string report_table(const replay_report& r);
+
+double mib_per_s(uint64_t bytes, uint64_t wall_ns);
+
+}  // namespace fsrr

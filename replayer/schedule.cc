@@ -1,0 +1,133 @@
+#include "schedule.h"
+
+#include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+namespace fsrr {
+
+timing_mode parse_timing(std::string_view text) {
+  if (text == "faithful") return timing_mode::faithful;
+  if (text == "think") return timing_mode::think;
+  if (text == "afap") return timing_mode::afap;
+  throw std::invalid_argument("--timing '" + std::string(text) +
+                              "': expected faithful, think or afap");
+}
+
+std::string_view name(timing_mode m) {
+  switch (m) {
+    case timing_mode::faithful:
+      return "faithful";
+    case timing_mode::think:
+      return "think";
+    case timing_mode::afap:
+      return "afap";
+  }
+  return "?";
+}
+
+uint64_t monotonic_ns() {
+  timespec t;
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+namespace {
+
+struct tick_rate {
+  bool tsc = false;
+  double ns_per_tick = 1.0;
+};
+
+const tick_rate& rate() {
+  static const tick_rate r = [] {
+    tick_rate t;
+#if defined(__x86_64__)
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(cpuinfo, line) && line.rfind("flags", 0) != 0) {
+    }
+    if (line.find(" constant_tsc") == std::string::npos ||
+        line.find(" nonstop_tsc") == std::string::npos)
+      return t;
+    const uint64_t m0 = monotonic_ns(), c0 = __rdtsc();
+    uint64_t m1;
+    while ((m1 = monotonic_ns()) < m0 + 2'000'000) {
+    }
+    const uint64_t c1 = __rdtsc();
+    if (c1 <= c0) return t;
+    t.tsc = true;
+    t.ns_per_tick = static_cast<double>(m1 - m0) / static_cast<double>(c1 - c0);
+#endif
+    return t;
+  }();
+  return r;
+}
+
+}  // namespace
+
+uint64_t latency_clock::now() {
+#if defined(__x86_64__)
+  if (rate().tsc) return __rdtsc();
+#endif
+  return monotonic_ns();
+}
+
+uint64_t latency_clock::to_ns(uint64_t ticks) {
+  return static_cast<uint64_t>(static_cast<double>(ticks) * rate().ns_per_tick);
+}
+
+schedule_clock::schedule_clock(const schedule_options& options, uint64_t first_ts)
+    : options_(options), first_ts_(first_ts) {
+  if (!(options_.speed > 0)) throw std::invalid_argument("--speed must be greater than 0");
+}
+
+void schedule_clock::start(uint64_t now_ns) {
+  start_ = now_ns;
+}
+
+uint64_t schedule_clock::scaled(uint64_t recorded_ns) const {
+  if (options_.speed == 1.0) return recorded_ns;
+  return static_cast<uint64_t>(static_cast<long double>(recorded_ns) / options_.speed);
+}
+
+uint64_t thread_schedule::due(const event& e) const {
+  switch (clock_->options().mode) {
+    case timing_mode::afap:
+      return 0;
+    case timing_mode::faithful:
+      return clock_->at(e.ts);
+    case timing_mode::think:
+      if (!any_) return clock_->at(e.ts);
+      return replay_end_ + clock_->scaled(e.ts > recorded_end_ ? e.ts - recorded_end_ : 0);
+  }
+  return 0;
+}
+
+void thread_schedule::finished(const event& e, uint64_t end_ns) {
+  any_ = true;
+  recorded_end_ = e.ts + e.dur;
+  replay_end_ = end_ns;
+}
+
+uint64_t wait_until(uint64_t due_ns, uint64_t spin_ns, const std::atomic<bool>& stop) {
+  constexpr uint64_t slice_ns = 50'000'000;
+  uint64_t now = monotonic_ns();
+  while (now + spin_ns < due_ns && !stop.load(std::memory_order_relaxed)) {
+    const uint64_t wake = std::min(due_ns - spin_ns, now + slice_ns);
+    const timespec t{static_cast<time_t>(wake / 1'000'000'000ull),
+                     static_cast<long>(wake % 1'000'000'000ull)};
+    ::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr);
+    now = monotonic_ns();
+  }
+  while (now < due_ns && !stop.load(std::memory_order_relaxed)) now = monotonic_ns();
+  return now;
+}
+
+}  // namespace fsrr

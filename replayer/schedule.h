@@ -1,0 +1,78 @@
+// When each replayed op is issued. `faithful`: at its recorded offset from the trace start,
+// every target computed from the one start instant, so a late op never shifts the ones after
+// it; `think`: each thread keeps its recorded gap between one op's end and its next op's start;
+// `afap`: no waiting. `--speed X` divides recorded time by X. Waiting sleeps until shortly
+// before the target, then spins, because a sleeping thread wakes tens of microseconds late.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "event.h"
+
+namespace fsrr {
+
+enum class timing_mode : uint8_t { faithful, think, afap };
+
+// "faithful" | "think" | "afap"; throws std::invalid_argument with one line otherwise.
+timing_mode parse_timing(std::string_view text);
+std::string_view name(timing_mode m);
+
+struct schedule_options {
+  timing_mode mode = timing_mode::faithful;
+  double speed = 1.0;          // > 0
+  uint64_t spin_ns = 100'000;  // spin instead of sleeping for the last part of a wait
+};
+
+uint64_t monotonic_ns();
+
+// Op latencies: the CPU's cycle counter where it ticks at a constant rate (read in about half
+// the time of clock_gettime, which counts at a few hundred thousand ops a second), converted
+// with a factor calibrated once against CLOCK_MONOTONIC; CLOCK_MONOTONIC elsewhere.
+struct latency_clock {
+  static uint64_t now();
+  static uint64_t to_ns(uint64_t ticks);
+};
+
+// The one clock all replay threads schedule from.
+class schedule_clock {
+ public:
+  // `first_ts`: the recorded entry time that maps to the replay's start.
+  schedule_clock(const schedule_options& options, uint64_t first_ts);
+  void start(uint64_t now_ns);
+  uint64_t start_ns() const { return start_; }
+  const schedule_options& options() const { return options_; }
+  bool timed() const { return options_.mode != timing_mode::afap; }
+  // Recorded ns scaled by speed.
+  uint64_t scaled(uint64_t recorded_ns) const;
+  // Faithful target of an op recorded at `ts` (monotonic ns).
+  uint64_t at(uint64_t ts) const { return start_ + scaled(ts > first_ts_ ? ts - first_ts_ : 0); }
+
+ private:
+  schedule_options options_;
+  uint64_t first_ts_;
+  uint64_t start_ = 0;
+};
+
+// One replay thread's pacing.
+class thread_schedule {
+ public:
+  explicit thread_schedule(const schedule_clock& clock) : clock_(&clock) {}
+  // When the op may be issued (monotonic ns); 0: at once.
+  uint64_t due(const event& e) const;
+  // The op ended at `end_ns` in the replay (think mode measures the next gap from there).
+  void finished(const event& e, uint64_t end_ns);
+
+ private:
+  const schedule_clock* clock_;
+  bool any_ = false;
+  uint64_t recorded_end_ = 0;  // of the thread's previous op
+  uint64_t replay_end_ = 0;
+};
+
+// Sleeps, then spins, until monotonic_ns() >= due_ns or `stop` is set; returns the time it
+// returned at. Long sleeps are cut in slices so `stop` is noticed within 50 ms.
+uint64_t wait_until(uint64_t due_ns, uint64_t spin_ns, const std::atomic<bool>& stop);
+
+}  // namespace fsrr

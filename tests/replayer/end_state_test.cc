@@ -1,0 +1,131 @@
+// The end state a recording implies, checked against a target by verify's compare().
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "end_state.h"
+#include "replay_fixture.h"
+#include "trace_builder.h"
+#include "workloads.h"
+
+using namespace fsrr;
+using namespace fsrr::test;
+
+namespace {
+
+std::vector<difference> check(replay_fixture& f) {
+  trace_reader r(f.trace);
+  target_root t(f.target);
+  return compare(expected_end_state(r), t, {});
+}
+
+}  // namespace
+
+TEST_CASE("a copy's end state has every destination file with its final size and mode") {
+  replay_fixture f;
+  record_cp(f.trace, 10);
+  trace_reader r(f.trace);
+  const expected_state s = expected_end_state(r);
+  for (int i = 0; i < 10; ++i) {
+    const expected_entry& e = s.at(fmt::format("/dst/f{}", i));
+    CHECK_FALSE(e.absent);
+    CHECK(e.mode == (S_IFREG | 0644));
+    CHECK(e.check_mode);
+    CHECK(e.check_size);
+    CHECK(e.size == file_size(i));
+    CHECK(e.check_mtime);
+    CHECK(e.mtime_ns == 1'600'000'000'000'000'000);
+  }
+  CHECK(s.at("/dst").mode == (S_IFDIR | 0755));
+  CHECK(s.at("/src/f1").check_mtime);
+}
+
+TEST_CASE("renames are applied: the temporary names are expected absent") {
+  replay_fixture f;
+  record_rsync(f.trace, 4);
+  trace_reader r(f.trace);
+  const expected_state s = expected_end_state(r);
+  CHECK(s.at("/dst/.f2.XXXXXX").absent);
+  CHECK(s.at("/dst/f2").size == file_size(2));
+  CHECK(s.at("/dst/f2").mode == (S_IFREG | 0644));
+}
+
+TEST_CASE("a replayed copy passes the end-state check") {
+  replay_fixture f;
+  record_cp(f.trace, 10);
+  f.replay();
+  for (const auto& d : check(f)) FAIL_CHECK(d.path << ": " << d.what);
+}
+
+TEST_CASE("a replayed rsync passes the end-state check") {
+  replay_fixture f;
+  record_rsync(f.trace, 10);
+  f.replay();
+  for (const auto& d : check(f)) FAIL_CHECK(d.path << ": " << d.what);
+}
+
+TEST_CASE("the check names a missing file, a wrong size, a wrong mode and a leftover") {
+  replay_fixture f;
+  record_rsync(f.trace, 4);
+  f.replay();
+  ::unlink((f.target + "/dst/f0").c_str());
+  ::truncate((f.target + "/dst/f1").c_str(), 5);
+  ::chmod((f.target + "/dst/f2").c_str(), 0600);
+  ::close(::creat((f.target + "/dst/.f3.XXXXXX").c_str(), 0644));
+  const auto d = check(f);
+  REQUIRE(d.size() == 4);
+  CHECK(d[0].path == "/dst/.f3.XXXXXX");
+  CHECK(d[0].what == "exists, expected absent");
+  CHECK(d[1].path == "/dst/f0");
+  CHECK(d[1].what == "missing");
+  CHECK(d[2].what == "size 5, expected 4096");
+  CHECK(d[3].what == "mode 0600, expected 0644");
+}
+
+TEST_CASE("a workload's symlinks, hard links, truncates and removals shape the end state") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.tree_dir("/d");
+    b.tree_file("/d/a", 5000);
+    b.tree_file("/d/gone", 10);
+    const file_id a = b.file(2);
+    event& o = b.next(t, op::openat, 3);
+    o.path = b.path("/d/a");
+    o.file = a;
+    o.flags = O_RDWR;
+    event& tr = b.next(t, op::ftruncate);
+    tr.fd = 3;
+    tr.file = a;
+    tr.size = 100;
+    event& ln = b.next(t, op::link);
+    ln.path = b.path("/d/a");
+    ln.path2 = b.path("/d/b");
+    event& sl = b.next(t, op::symlink);
+    sl.path = b.path("/d/s");
+    sl.aux = b.str("a");
+    b.next(t, op::unlink).path = b.path("/d/gone");
+    event& w = b.next(t, op::pwrite64, 50);
+    w.fd = 3;
+    w.file = a;
+    w.offset = 200;
+    w.size = 50;
+    b.next(t, op::close).fd = 3;
+    b.finish();
+  }
+  const replay_stats st = f.replay();
+  CHECK(st.mismatches == 0);
+  trace_reader r(f.trace);
+  const expected_state s = expected_end_state(r);
+  CHECK(s.at("/d/b").size == 250);
+  CHECK(s.at("/d/a").size == 250);
+  CHECK(s.at("/d/a").link_group == s.at("/d/b").link_group);
+  CHECK(s.at("/d/a").link_group != 0);
+  CHECK(s.at("/d/s").target == "a");
+  CHECK(s.at("/d/gone").absent);
+  for (const auto& d : check(f)) FAIL_CHECK(d.path << ": " << d.what);
+}

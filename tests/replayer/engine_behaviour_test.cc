@@ -1,0 +1,241 @@
+// How the engine reports differences, stops, stays confined and keeps time.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "loop_fs.h"
+#include "replay_fixture.h"
+#include "trace_builder.h"
+
+using namespace fsrr;
+using namespace fsrr::test;
+
+namespace {
+
+// Opens /missing (recorded as success, absent from the tree), then reads it.
+void record_missing_file(const std::string& path) {
+  trace_builder b(path);
+  const thread_id t = b.thread(1, 1, 1);
+  const file_id f = b.file(3);
+  event& o = b.next(t, op::openat, 3);
+  o.path = b.path("/missing");
+  o.file = f;
+  event& r = b.next(t, op::read, 100);
+  r.fd = 3;
+  r.file = f;
+  r.size = 4096;
+  b.next(t, op::close).fd = 3;
+  b.finish();
+}
+
+// One thread writing `count` 4 KiB blocks at recorded intervals of `gap_ns`.
+void record_paced(const std::string& path, int count, uint64_t gap_ns) {
+  trace_builder b(path);
+  const thread_id t = b.thread(1, 1, 1);
+  b.tree_dir("/d");
+  const file_id f = b.file(3);
+  event& o = b.at(t, 0, op::openat, 3, 10'000);
+  o.path = b.path("/d/paced");
+  o.file = f;
+  o.flags = O_WRONLY | O_CREAT;
+  o.mode = 0644;
+  for (int i = 1; i <= count; ++i) {
+    event& w = b.at(t, i * gap_ns, op::write, 4096, 20'000);
+    w.fd = 3;
+    w.file = f;
+    w.offset = (i - 1) * 4096;
+    w.size = 4096;
+  }
+  b.finish();
+}
+
+}  // namespace
+
+TEST_CASE("a result that differs from the recording is counted and listed") {
+  replay_fixture f;
+  record_missing_file(f.trace);
+  const replay_stats s = f.replay();
+  CHECK(s.mismatches == 3);
+  CHECK(s.ops[static_cast<size_t>(op::openat)].mismatches == 1);
+  CHECK(s.ops[static_cast<size_t>(op::openat)].errors == 1);
+  REQUIRE(s.first_mismatches.size() == 3);
+  CHECK(s.first_mismatches[0].kind == op::openat);
+  CHECK(s.first_mismatches[0].path == "/missing");
+  CHECK(s.first_mismatches[0].recorded == 3);
+  CHECK(s.first_mismatches[0].replayed == -ENOENT);
+  CHECK(s.first_mismatches[1].kind == op::read);
+  CHECK(s.first_mismatches[1].replayed == -EBADF);
+  CHECK(s.stopped.empty());
+}
+
+TEST_CASE("strict mode stops at the first mismatch") {
+  replay_fixture f;
+  record_missing_file(f.trace);
+  engine_options o = afap();
+  o.strict = true;
+  const replay_stats s = f.replay(o);
+  CHECK(s.mismatches == 1);
+  CHECK(s.stopped.find("--strict: openat /missing") == 0);
+}
+
+TEST_CASE("ENOSPC on the target stops the replay with a partial report") {
+  if (!require_root("mounting a small tmpfs")) return;
+  loop_fs small("tmpfs", 2);
+  replay_fixture f(small.path() + "/target");
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    const file_id out = b.file(9);
+    event& o = b.next(t, op::openat, 3);
+    o.path = b.path("/big");
+    o.file = out;
+    o.flags = O_WRONLY | O_CREAT;
+    o.mode = 0644;
+    for (int k = 0; k < 64; ++k) {
+      event& w = b.next(t, op::write, 1 << 16);
+      w.fd = 3;
+      w.file = out;
+      w.offset = k << 16;
+      w.size = 1 << 16;
+    }
+    b.next(t, op::close).fd = 3;
+    b.finish();
+  }
+  const replay_stats s = f.replay();
+  CHECK(s.stopped == "ENOSPC on the target: write /big");
+  CHECK(count(s, op::write) < 64);
+  CHECK(count(s, op::write) >= 30);
+  CHECK(s.bytes_written > 1u << 20);
+  CHECK(count(s, op::close) == 0);
+}
+
+TEST_CASE("a symlink planted by an earlier op cannot redirect a later write outside") {
+  replay_fixture f;
+  const std::string victim = f.dir / "victim";
+  {
+    FILE* v = std::fopen(victim.c_str(), "w");
+    std::fputs("keep", v);
+    std::fclose(v);
+  }
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    event& l1 = b.next(t, op::symlink);
+    l1.path = b.path("/abs");
+    l1.aux = b.str(victim);
+    event& l2 = b.next(t, op::symlink);
+    l2.path = b.path("/rel");
+    l2.aux = b.str("../victim");
+    event& l3 = b.next(t, op::symlink);
+    l3.path = b.path("/dir");
+    l3.aux = b.str(f.dir.path());
+    int fd = 3;
+    for (const char* p : {"/abs", "/rel", "/dir/victim", "/dir/new"}) {
+      event& o = b.next(t, op::openat, fd);
+      o.path = b.path(p);
+      o.flags = O_WRONLY | O_CREAT | O_TRUNC;
+      o.mode = 0644;
+      event& w = b.next(t, op::write, 100);
+      w.fd = fd;
+      w.size = 100;
+      ++fd;
+    }
+    event& tr = b.next(t, op::truncate);
+    tr.path = b.path("/rel");
+    event& ch = b.next(t, op::chmod);
+    ch.path = b.path("/abs");
+    ch.mode = 0777;
+    event& mk = b.next(t, op::mkdir);
+    mk.path = b.path("/dir/made");
+    mk.mode = 0755;
+    event& mv = b.next(t, op::rename);
+    mv.path = b.path("/rel");
+    mv.path2 = b.path("/../escaped");
+    b.finish();
+  }
+  const replay_stats s = f.replay();
+  CHECK(s.mismatches > 0);
+  struct stat st;
+  REQUIRE(::stat(victim.c_str(), &st) == 0);
+  CHECK(st.st_size == 4);
+  CHECK((st.st_mode & 0777) == 0644);
+  CHECK(::access((f.dir / "new").c_str(), F_OK) != 0);
+  CHECK(::access((f.dir / "made").c_str(), F_OK) != 0);
+  CHECK(::access((f.dir / "escaped").c_str(), F_OK) != 0);
+  CHECK(f.mode("rel") != 0);  // the symlink itself stays where it was
+}
+
+TEST_CASE("faithful timing issues each op at its recorded offset from the start") {
+  replay_fixture f;
+  record_paced(f.trace, 20, 10'000'000);  // 200 ms
+  engine_options o = afap();
+  o.timing.mode = timing_mode::faithful;
+  const replay_stats s = f.replay(o);
+  CHECK(s.mismatches == 0);
+  CHECK(s.wall_ns >= 200'000'000);
+  CHECK(s.wall_ns < 230'000'000);
+  CHECK(s.lateness.count() == 21);
+  CHECK(s.lateness.percentile(0.5) < 2'000'000);
+}
+
+TEST_CASE("speed 4 replays a faithful trace in a quarter of the time") {
+  replay_fixture f;
+  record_paced(f.trace, 20, 10'000'000);
+  engine_options o = afap();
+  o.timing.mode = timing_mode::faithful;
+  o.timing.speed = 4;
+  const replay_stats s = f.replay(o);
+  CHECK(s.wall_ns >= 50'000'000);
+  CHECK(s.wall_ns < 75'000'000);
+}
+
+TEST_CASE("think timing keeps the recorded gaps between one op's end and the next") {
+  replay_fixture f;
+  record_paced(f.trace, 10, 10'000'000);  // gaps of 10 ms minus 20 µs
+  engine_options o = afap();
+  o.timing.mode = timing_mode::think;
+  const replay_stats s = f.replay(o);
+  CHECK(s.wall_ns >= 99'000'000);
+  CHECK(s.wall_ns < 130'000'000);
+}
+
+TEST_CASE("afap does not wait and reports no lateness") {
+  replay_fixture f;
+  record_paced(f.trace, 10, 100'000'000);  // 1 s recorded
+  const replay_stats s = f.replay();
+  CHECK(s.wall_ns < 100'000'000);
+  CHECK_FALSE(s.timed);
+  CHECK(s.lateness.count() == 0);
+}
+
+TEST_CASE("ops invisible to syscall tracing are counted as unreplayable") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.next(t, op::mmap, 0x7f0000000000).fd = -1;
+    b.next(t, op::io_uring_setup, 5);
+    b.next(t, op::chdir).path = b.path("/");
+    b.finish();
+  }
+  const replay_stats s = f.replay();
+  CHECK(s.unreplayable[static_cast<size_t>(op::mmap)] == 1);
+  CHECK(s.unreplayable[static_cast<size_t>(op::io_uring_setup)] == 1);
+  CHECK(s.skipped[static_cast<size_t>(op::chdir)] == 1);
+  CHECK(s.mismatches == 0);
+}
+
+TEST_CASE("a cancel request stops the replay and says so") {
+  replay_fixture f;
+  record_paced(f.trace, 10, 100'000'000);
+  std::atomic<bool> cancel{true};
+  engine_options o = afap();
+  o.timing.mode = timing_mode::faithful;
+  o.cancel = &cancel;
+  const replay_stats s = f.replay(o);
+  CHECK(s.stopped == "interrupted");
+  CHECK(s.wall_ns < 50'000'000);
+}

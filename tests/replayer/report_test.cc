@@ -1,0 +1,116 @@
+// The replay report: percentiles, the JSON keys DESIGN.md fixes, the human table.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "report.h"
+
+using namespace fsrr;
+
+TEST_CASE("small latencies are counted exactly") {
+  latency_histogram h;
+  for (uint64_t v = 1; v <= 20; ++v) h.record(v);
+  CHECK(h.count() == 20);
+  CHECK(h.percentile(0.5) == 10);
+  CHECK(h.percentile(1.0) == 20);
+  CHECK(h.max() == 20);
+}
+
+TEST_CASE("large latencies are within 1/32 of the true percentile") {
+  latency_histogram h;
+  for (uint64_t v = 1; v <= 100000; ++v) h.record(v * 1000);
+  const double p50 = static_cast<double>(h.percentile(0.5));
+  const double p99 = static_cast<double>(h.percentile(0.99));
+  CHECK(p50 >= 50'000'000);
+  CHECK(p50 <= 50'000'000 * (1 + 1.0 / 32));
+  CHECK(p99 >= 99'000'000);
+  CHECK(p99 <= 99'000'000 * (1 + 1.0 / 32));
+  CHECK(h.percentile(1.0) == 100'000'000);
+}
+
+TEST_CASE("an empty histogram reports zeros") {
+  latency_histogram h;
+  CHECK(h.percentile(0.99) == 0);
+  CHECK(h.max() == 0);
+}
+
+TEST_CASE("merged histograms count both") {
+  latency_histogram a, b;
+  a.record(10);
+  b.record(30);
+  b.record(20);
+  a.merge(b);
+  CHECK(a.count() == 3);
+  CHECK(a.max() == 30);
+  CHECK(a.percentile(0.5) == 20);
+}
+
+TEST_CASE("the JSON report carries the keys DESIGN.md promises") {
+  replay_report r;
+  r.timing = "faithful";
+  r.prepare.files = 3;
+  r.prepare.wall_ns = 7;
+  r.replay.wall_ns = 2'000'000'000;
+  r.replay.bytes_read = 4u << 20;
+  r.replay.bytes_written = 8u << 20;
+  r.replay.files = 10;
+  r.replay.mismatches = 1;
+  r.replay.timed = true;
+  r.replay.lateness.record(1500);
+  op_stats& w = r.replay.ops[static_cast<size_t>(op::write)];
+  w.count = 2;
+  w.errors = 1;
+  w.mismatches = 1;
+  w.latency.record(100);
+  w.recorded.record(90);
+  const auto j = nlohmann::json::parse(report_json(r));
+  CHECK(j["wall_ns"] == 2'000'000'000);
+  CHECK(j["prepare"]["files"] == 3);
+  CHECK(j["prepare"]["wall_ns"] == 7);
+  CHECK(j["prepare"].contains("dirs"));
+  CHECK(j["prepare"].contains("bytes"));
+  CHECK(j["ops"]["write"]["count"] == 2);
+  CHECK(j["ops"]["write"]["errors"] == 1);
+  CHECK(j["ops"]["write"]["mismatches"] == 1);
+  CHECK(j["ops"]["write"]["latency_ns"]["p50"] == 100);
+  CHECK(j["ops"]["write"]["latency_ns"]["p99"] == 100);
+  CHECK(j["ops"]["write"]["latency_ns"]["max"] == 100);
+  CHECK(j["ops"]["write"]["recorded_latency_ns"]["max"] == 90);
+  CHECK_FALSE(j["ops"].contains("read"));
+  CHECK(j["bytes_read"] == 4u << 20);
+  CHECK(j["bytes_written"] == 8u << 20);
+  CHECK(j["mib_per_s"] == 4.0);
+  CHECK(j["files_per_s"] == 5.0);
+  CHECK(j["mismatches"] == 1);
+  CHECK(j["lateness_ns"]["max"] == 1500);
+  CHECK(j["stopped"].is_null());
+}
+
+TEST_CASE("an untimed replay has no lateness in its report") {
+  replay_report r;
+  const auto j = nlohmann::json::parse(report_json(r));
+  CHECK_FALSE(j.contains("lateness_ns"));
+}
+
+TEST_CASE("the table lists each replayed op and the first mismatches") {
+  replay_report r;
+  r.timing = "afap";
+  r.replay.ops[static_cast<size_t>(op::openat)].count = 5;
+  r.replay.mismatches = 1;
+  r.replay.first_mismatches.push_back({42, 1234, op::openat, "/dst/a", 3, -ENOENT});
+  r.replay.stopped = "ENOSPC on the target: write /dst/a";
+  const std::string t = report_table(r);
+  CHECK(t.find("openat") != std::string::npos);
+  CHECK(t.find("#42 tid 1234 openat /dst/a: recorded 3, replayed ENOENT") != std::string::npos);
+  CHECK(t.find("stopped early: ENOSPC on the target") != std::string::npos);
+}
+
+TEST_CASE("merging replay stats keeps the earliest mismatches") {
+  replay_stats a, b;
+  a.first_mismatches.push_back({10, 1, op::read, "/x", 1, 0});
+  b.first_mismatches.push_back({3, 2, op::read, "/y", 1, 0});
+  b.first_mismatches.push_back({20, 2, op::read, "/z", 1, 0});
+  a.merge(b, 2);
+  REQUIRE(a.first_mismatches.size() == 2);
+  CHECK(a.first_mismatches[0].seq == 3);
+  CHECK(a.first_mismatches[1].seq == 10);
+}

@@ -1,0 +1,109 @@
+// Timing modes: when each op is due, and how precisely waiting hits that time.
+#include <catch2/catch.hpp>
+
+#include "schedule.h"
+
+using namespace fsrr;
+
+namespace {
+
+event at(uint64_t ts, uint64_t dur = 0) {
+  event e;
+  e.ts = ts;
+  e.dur = dur;
+  return e;
+}
+
+schedule_options mode(timing_mode m, double speed = 1.0) {
+  schedule_options o;
+  o.mode = m;
+  o.speed = speed;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("timing modes parse from their names and nothing else") {
+  CHECK(parse_timing("faithful") == timing_mode::faithful);
+  CHECK(parse_timing("think") == timing_mode::think);
+  CHECK(parse_timing("afap") == timing_mode::afap);
+  CHECK_THROWS_AS(parse_timing("fast"), std::invalid_argument);
+}
+
+TEST_CASE("a speed of zero or less is refused") {
+  CHECK_THROWS_AS(schedule_clock(mode(timing_mode::faithful, 0), 0), std::invalid_argument);
+  CHECK_THROWS_AS(schedule_clock(mode(timing_mode::faithful, -2), 0), std::invalid_argument);
+}
+
+TEST_CASE("faithful: an op is due at its recorded offset from the first event") {
+  schedule_clock c(mode(timing_mode::faithful), 5'000);
+  c.start(1'000'000);
+  thread_schedule s(c);
+  CHECK(s.due(at(5'000)) == 1'000'000);
+  CHECK(s.due(at(125'000)) == 1'120'000);
+}
+
+TEST_CASE("faithful: being late does not move later targets") {
+  schedule_clock c(mode(timing_mode::faithful), 0);
+  c.start(1'000'000);
+  thread_schedule s(c);
+  s.finished(at(0, 10), 9'000'000);  // finished very late
+  CHECK(s.due(at(50'000)) == 1'050'000);
+}
+
+TEST_CASE("faithful: speed 2 halves every recorded offset") {
+  schedule_clock c(mode(timing_mode::faithful, 2.0), 0);
+  c.start(0);
+  thread_schedule s(c);
+  CHECK(s.due(at(1'000'000)) == 500'000);
+}
+
+TEST_CASE("think: an op is due its recorded gap after the previous op ended in the replay") {
+  schedule_clock c(mode(timing_mode::think), 0);
+  c.start(1'000'000);
+  thread_schedule s(c);
+  CHECK(s.due(at(0, 100)) == 1'000'000);  // a thread's first op: faithful
+  s.finished(at(0, 100), 3'000'000);      // recorded end 100, replay end 3 ms
+  CHECK(s.due(at(5'100)) == 3'005'000);   // recorded gap 5 µs
+}
+
+TEST_CASE("think: speed scales the gap") {
+  schedule_clock c(mode(timing_mode::think, 4.0), 0);
+  c.start(0);
+  thread_schedule s(c);
+  s.finished(at(0, 0), 1'000);
+  CHECK(s.due(at(40'000)) == 11'000);
+}
+
+TEST_CASE("afap: nothing is ever due later") {
+  schedule_clock c(mode(timing_mode::afap), 0);
+  c.start(1'000'000);
+  thread_schedule s(c);
+  CHECK(s.due(at(9'000'000'000)) == 0);
+  CHECK_FALSE(c.timed());
+}
+
+TEST_CASE("waiting returns at or just after the due time") {
+  const std::atomic<bool> stop{false};
+  const uint64_t due = monotonic_ns() + 3'000'000;
+  const uint64_t now = wait_until(due, 100'000, stop);
+  CHECK(now >= due);
+  CHECK(now - due < 2'000'000);  // generous: CI shares two cores
+}
+
+TEST_CASE("waiting 200 times 1 ms from one clock does not accumulate error") {
+  const std::atomic<bool> stop{false};
+  const uint64_t start = monotonic_ns();
+  uint64_t last = 0;
+  for (int i = 1; i <= 200; ++i) last = wait_until(start + i * 1'000'000ull, 100'000, stop);
+  const uint64_t due = start + 200'000'000ull;
+  CHECK(last >= due);
+  CHECK(last - due < 2'000'000);
+}
+
+TEST_CASE("a wait ends early when stop is set") {
+  const std::atomic<bool> stop{true};
+  const uint64_t t0 = monotonic_ns();
+  wait_until(t0 + 5'000'000'000ull, 100'000, stop);
+  CHECK(monotonic_ns() - t0 < 100'000'000);
+}
