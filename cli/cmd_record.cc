@@ -1,12 +1,72 @@
-#include "commands.h"
+#include <fmt/format.h>
 
-#include <stdexcept>
+#include <memory>
+
+#include "commands.h"
+#include "recorder.h"
+#include "trace_error.h"
 
 namespace fsrr::cli {
 
 command add_record(CLI::App& app) {
-  auto* sub = app.add_subcommand("record", "not built yet");
-  return {sub, [] () -> int { throw std::runtime_error("record is not built yet"); }};
+  auto* sub = app.add_subcommand(
+      "record",
+      "Run COMMAND and record the file-system syscalls of it and everything it starts, with "
+      "eBPF (needs root and a kernel with BTF). Exits with COMMAND's status.");
+  sub->footer(
+      "Put the command after --:  fsrr record -o copy.trace -- cp -a /src /dst\n"
+      "Without a command, --pid or --all records until those processes exit or SIGINT/SIGTERM.\n"
+      "At the end it prints events, lost events, trace bytes, bytes/event and duration.");
+  auto o = std::make_shared<recorder::record_options>();
+  auto ring = std::make_shared<std::string>("16M");
+  sub->add_option("-o,--output", o->output, "Trace file to write (created 0600)")
+      ->capture_default_str();
+  sub->add_flag("-f,--force", o->overwrite, "Overwrite the trace file if it exists");
+  sub->add_option("--pid", o->pids,
+                  "Follow this running process too: its threads, its future children and "
+                  "the files it already has open (repeatable; without COMMAND, record until "
+                  "they all exit or fsrr gets SIGINT/SIGTERM)");
+  sub->add_flag("--all", o->all,
+                "Record every process on the system except fsrr itself (without COMMAND, "
+                "until SIGINT/SIGTERM)");
+  sub->add_option("--snapshot", o->snapshot_dirs,
+                  "Store this directory's whole tree in the trace before the workload starts, "
+                  "so that even files the workload truncates or removes first keep their "
+                  "original state (repeatable)")
+      ->check(CLI::ExistingDirectory);
+  sub->add_option("--ring-buffer", *ring,
+                  "Kernel ring buffer size, with K/M/G suffix (rounded up to a power of two); "
+                  "events that do not fit are lost and counted")
+      ->capture_default_str();
+  sub->add_flag("--strict", o->strict, "Fail (exit 1) if any event was lost");
+  sub->add_option("command", o->command, "The command to run, after --");
+
+  return {sub, [o, ring]() -> int {
+            o->ring_bytes = recorder::parse_size(*ring);
+            if (o->ring_bytes == 0)
+              throw trace_error(fmt::format("--ring-buffer {}: not a size (try 64M)", *ring));
+            const recorder::record_result r = recorder::record(*o);
+            fmt::print(stderr,
+                       "fsrr: events {}  lost {}  trace_bytes {}  bytes/event {:.2f}  "
+                       "duration {:.3f} s  ({})\n",
+                       r.events, r.lost, r.trace_bytes,
+                       r.events ? double(r.trace_bytes) / double(r.events) : 0.0,
+                       double(r.duration_ns) / 1e9, o->output);
+            if (r.lost)
+              fmt::print(stderr,
+                         "fsrr: warning: {} events were lost; the trace is incomplete "
+                         "(a larger --ring-buffer may help)\n",
+                         r.lost);
+            if (r.compat)
+              fmt::print(stderr,
+                         "fsrr: warning: {} 32-bit syscalls were counted, not decoded; the trace "
+                         "is incomplete\n",
+                         r.compat);
+            if (r.unresolved)
+              fmt::print(stderr, "fsrr: warning: {} fds or names could not be resolved to a path\n",
+                         r.unresolved);
+            return r.exit_status;
+          }};
 }
 
 }  // namespace fsrr::cli

@@ -1,0 +1,200 @@
+/* The records the BPF programs hand to the recorder through the ring buffer, and the syscall
+ * descriptors the recorder hands to the programs. Shared by fsrr.bpf.c and recorder/;
+ * fixed-width types only. */
+#pragma once
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define FSRR_MAX_SYSCALLS 512 /* x86_64 numbers stay below this */
+#define FSRR_PATH_MAX 4096
+#define FSRR_NAME_MAX 256       /* xattr names, and one path component with its length byte */
+#define FSRR_SCRATCH_HALF 16384 /* records are built below 2 * HALF; each piece is <= HALF */
+#define FSRR_USER_MAX 256       /* largest user struct copied (struct statx) */
+#define FSRR_FD_CACHE 8         /* per-thread memory of fds already described */
+
+/* What the recorder must do specially for a syscall, beyond its descriptor fields. */
+enum fsrr_kind {
+  FSRR_K_PLAIN = 0,
+  FSRR_K_OPEN,  /* result is a new fd: describe it and walk its path */
+  FSRR_K_DUP,   /* result is a new fd for the same file */
+  FSRR_K_FCNTL, /* F_DUPFD* makes it a dup */
+  FSRR_K_CHDIR, /* success changes the cwd: walk it */
+  FSRR_K_IOV,   /* sum the iovec lengths (arg 1, count arg 2) */
+  FSRR_K_IOCTL, /* FICLONE/FICLONERANGE name a source fd */
+  FSRR_K_MMAP,  /* fd only when not anonymous */
+  FSRR_K_EXEC,  /* path comes from the exec record */
+};
+
+/* Descriptor flags. */
+enum fsrr_sc_flags {
+  FSRR_SC_FD0_ENTER = 1 << 0, /* describe fd0 at entry (f_pos before the call, close) */
+  FSRR_SC_FD1_ENTER = 1 << 1,
+  FSRR_SC_USER_OK = 1 << 2, /* copy the user struct only when the call returned 0 */
+};
+
+/* How the programs capture one syscall. Argument indexes are stored +1 so that 0 means none. */
+struct fsrr_sc {
+  __u8 record;   /* non-zero: this syscall is recorded */
+  __u8 kind;     /* enum fsrr_kind */
+  __u8 fd[2];    /* fd arguments */
+  __u8 path[2];  /* path string arguments */
+  __u8 dirfd[2]; /* dirfd for path[i]; none = AT_FDCWD */
+  __u8 str;      /* another string: xattr name, symlink target */
+  __u8 user;     /* user struct copied at exit (stat buffer, times, open_how, ...) */
+  __u16 user_len;
+  __u8 loff[2]; /* loff_t * arguments read at entry: offsets for fd[0] / fd[1] */
+  __u16 flags;  /* enum fsrr_sc_flags */
+};
+
+enum fsrr_rec_type {
+  FSRR_REC_SYSCALL = 1,
+  FSRR_REC_TASK, /* first record of a task the recorder has not heard of */
+  FSRR_REC_FORK,
+  FSRR_REC_EXEC,
+  FSRR_REC_EXIT,
+  FSRR_REC_CWD, /* the cwd of an fs_struct */
+  FSRR_REC_FD,  /* an fd seen for the first time: what it refers to */
+};
+
+struct fsrr_rec_hdr {
+  __u8 type;
+  __u8 flags;
+  __u16 len; /* whole record, items included */
+  __u32 tid;
+  __u64 ts; /* CLOCK_MONOTONIC ns; entry time for syscalls */
+};
+
+/* An open file as the kernel sees it. mode == 0: the fd was not open. */
+struct fsrr_file {
+  __u64 file; /* struct file *: the open file description */
+  __u64 ino;
+  __u32 dev;  /* s_dev, kernel encoding (major << 20 | minor) */
+  __u32 gen;  /* i_generation */
+  __u32 mode; /* i_mode */
+  __u32 rdev;
+  __u32 f_flags;
+  __u32 f_mode;
+  __s64 pos;  /* f_pos (before the call when captured at entry) */
+  __s64 size; /* i_size */
+};
+
+/* Inode state beyond identity, for the initial tree. */
+struct fsrr_attr {
+  __u32 uid;
+  __u32 gid;
+  __u32 nlink;
+  __u32 pad;
+  __u64 blocks;
+  __s64 atime_ns;
+  __s64 mtime_ns;
+  __s64 ctime_ns;
+};
+
+/* A syscall, emitted at exit, followed by items. */
+struct fsrr_syscall {
+  struct fsrr_rec_hdr h;
+  __u64 dur;
+  __s64 ret;
+  __u64 files; /* files_struct *: the fd table */
+  __u64 fs;    /* fs_struct *: the cwd */
+  __u64 args[6];
+  __s64 loff[2]; /* values behind the loff_t * arguments at entry */
+  __u32 pid;
+  __u16 nr;
+  __u8 loff_set; /* bit i: loff[i] was read */
+  __u8 pad;
+};
+
+enum fsrr_item_kind {
+  FSRR_I_FILE = 1, /* slot: 0 fd[0], 1 fd[1], 2 result fd; payload struct fsrr_file */
+  FSRR_I_ATTR,     /* slot as FILE; payload struct fsrr_attr */
+  FSRR_I_STR,      /* slot: 0 path[0], 1 path[1], 2 str; payload the bytes, no NUL */
+  FSRR_I_WALK,     /* slot as FILE; payload: components leaf first, each a length byte + name */
+  FSRR_I_USER,     /* the descriptor's user struct */
+  FSRR_I_U64,      /* slot 0: iovec total */
+};
+
+/* flags of a WALK item */
+enum fsrr_walk_flags {
+  FSRR_WALK_DELETED = 1,     /* the leaf was unlinked */
+  FSRR_WALK_UNREACHABLE = 2, /* ends outside the task's mount tree (pipes, sockets, memfd) */
+  FSRR_WALK_TRUNCATED = 4,   /* deeper than the walk goes */
+};
+
+struct fsrr_item {
+  __u8 kind;
+  __u8 slot;
+  __u16 len; /* payload bytes */
+  __u32 flags;
+};
+
+struct fsrr_task {
+  struct fsrr_rec_hdr h;
+  __u64 files;
+  __u64 fs;
+  __u32 pid;
+  __u32 ppid;
+  char comm[16];
+};
+
+struct fsrr_fork {
+  struct fsrr_rec_hdr h; /* tid: the child */
+  __u64 parent_files;
+  __u64 parent_fs;
+  __u64 files;
+  __u64 fs;
+  __u32 pid;
+  __u32 parent_tid;
+  __u32 parent_pid;
+  __u32 pad;
+  char comm[16];
+};
+
+/* followed by a WALK item for the executable */
+struct fsrr_exec {
+  struct fsrr_rec_hdr h;
+  __u64 files;
+  __u32 pid;
+  __u32 old_tid;
+  char comm[16];
+};
+
+enum fsrr_exit_flags {
+  FSRR_EXIT_LAST_FILES = 1, /* the task held the last reference to its fd table */
+  FSRR_EXIT_LAST_FS = 2,
+};
+
+struct fsrr_exit {
+  struct fsrr_rec_hdr h; /* flags: enum fsrr_exit_flags */
+  __u64 files;
+  __u64 fs;
+  __u32 pid;
+  __s32 code;
+};
+
+/* followed by a WALK item */
+struct fsrr_cwd {
+  struct fsrr_rec_hdr h;
+  __u64 fs;
+};
+
+/* followed by a FILE item (slot 0) and, for files that have a path, ATTR and WALK items */
+struct fsrr_fd {
+  struct fsrr_rec_hdr h;
+  __u64 files;
+  __u32 pid;
+  __s32 fd;
+  __u32 ppid;
+  __u32 pad;
+  char comm[16]; /* who holds it: the first record of a --pid task may be this one */
+};
+
+/* Per-CPU counters in the `counters` map. */
+enum fsrr_counter {
+  FSRR_C_LOST = 0, /* records the ring buffer had no room for */
+  FSRR_C_COMPAT,   /* 32-bit syscalls: counted, not decoded */
+  FSRR_C_NOSTATE,  /* task storage could not be created */
+  FSRR_C_COUNT,
+};

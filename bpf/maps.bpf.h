@@ -1,0 +1,94 @@
+/* Knobs the recorder sets before load, and the maps every program shares. */
+#pragma once
+
+#include "fsrr.h"
+
+const volatile __u32 targ_self_tgid = 0; /* the recorder: never traced */
+const volatile bool targ_all = false;    /* trace every task but the recorder */
+const volatile __u64 targ_wakeup_bytes = 1 << 20;
+const volatile struct fsrr_sc targ_sc[FSRR_MAX_SYSCALLS] = {};
+
+/* An fd this thread has already described to the recorder. */
+struct fd_memo {
+  __u64 file;
+  __s32 fd;
+  __u32 pad;
+};
+
+enum task_flags {
+  TASK_ANNOUNCED = 1, /* the recorder has this task's pid, comm and tables */
+};
+
+/* Per traced task; a task is traced iff it has one. */
+struct task_state {
+  __u64 enter_ts;
+  __u32 in_flight; /* syscall nr + 1; 0: none */
+  __u32 flags;     /* enum task_flags */
+  __u64 cwd_fs;    /* the fs_struct whose cwd the recorder got from this task */
+  __s64 loff[2];
+  __u8 loff_set;
+  __u8 enter_set; /* bit i: enter_file[i] described fd[i] at entry */
+  __u16 pad[3];
+  struct fsrr_file enter_file[2];
+  struct fd_memo seen[FSRR_FD_CACHE];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct task_state);
+} state SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 64 << 20); /* resized by the recorder */
+} events SEC(".maps");
+
+/* Records are built here, then copied out with their real length. One slot per program
+ * family, so that programs which may nest on a CPU never share one. */
+enum scratch_slot {
+  SLOT_EXIT = 0, /* the syscall record */
+  SLOT_SIDE,     /* records sys_exit emits before it */
+  SLOT_ENTER,    /* records sys_enter emits */
+  SLOT_TASK,     /* sched_process_* and the fd iterator */
+  SLOT_COUNT,
+};
+
+struct scratch {
+  __u8 buf[2 * FSRR_SCRATCH_HALF];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, SLOT_COUNT);
+  __type(key, __u32);
+  __type(value, struct scratch);
+} scratch SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, FSRR_C_COUNT);
+  __type(key, __u32);
+  __type(value, __u64);
+} counters SEC(".maps");
+
+/* Processes whose open fds the iterator reports (--pid). */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 1024);
+  __type(key, __u32);
+  __type(value, __u8);
+} iter_tgids SEC(".maps");
+
+static __always_inline void count(__u32 which) {
+  __u64* v = bpf_map_lookup_elem(&counters, &which);
+
+  if (v) *v += 1;
+}
+
+static __always_inline __u8* scratch_of(__u32 slot) {
+  struct scratch* s = bpf_map_lookup_elem(&scratch, &slot);
+
+  return s ? s->buf : NULL;
+}

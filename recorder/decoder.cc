@@ -1,0 +1,310 @@
+#include "decoder.h"
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <cstring>
+
+namespace fsrr::recorder {
+namespace {
+
+// Kernel dev_t (major << 20 | minor) as user space spells it.
+uint64_t user_dev(uint32_t kdev) {
+  return makedev(kdev >> 20, kdev & 0xfffff);
+}
+
+bool is_tty_major(unsigned major) {
+  return major == 4 || major == 5 || (major >= 136 && major <= 143);
+}
+
+std::string comm_of(const char (&comm)[16]) {
+  return std::string(comm, ::strnlen(comm, 16));
+}
+
+}  // namespace
+
+decoder::decoder(trace_writer& w, uint64_t clock_base)
+    : w_(w), base_(clock_base), paths_(w), tree_(w, paths_) {}
+
+void decoder::on_record(std::span<const uint8_t> record) {
+  ++stats_.records;
+  const auto* h = header_as<fsrr_rec_hdr>(record);
+  if (!h || h->len != record.size()) {
+    ++stats_.malformed;
+    return;
+  }
+  switch (h->type) {
+    case FSRR_REC_SYSCALL:
+      on_syscall(record);
+      break;
+    case FSRR_REC_TASK:
+      on_task(record);
+      break;
+    case FSRR_REC_FORK:
+      on_fork(record);
+      break;
+    case FSRR_REC_EXEC:
+      on_exec(record);
+      break;
+    case FSRR_REC_EXIT:
+      on_exit(record);
+      break;
+    case FSRR_REC_CWD:
+      on_cwd(record);
+      break;
+    case FSRR_REC_FD:
+      on_fd(record);
+      break;
+    default:
+      ++stats_.malformed;
+  }
+}
+
+void decoder::unresolved() {
+  if (stats_.unresolved++ == 0) w_.mark_incomplete(incomplete_path_unresolved);
+}
+
+decoder::task& decoder::task_of(int32_t tid, int32_t pid, uint64_t files) {
+  auto [it, added] = tasks_.try_emplace(tid);
+  task& t = it->second;
+  if (added) {
+    t.pid = pid;
+    t.comm.assign(1, '?');
+    t.files = files;
+  }
+  if (files && t.files != files) {
+    // unshare(CLONE_FILES), close_range(CLOSE_RANGE_UNSHARE): a private copy
+    if (!fds_.has(files) && t.files) fds_.copy(t.files, files);
+    t.files = files;
+  }
+  return t;
+}
+
+thread_id decoder::thread_of(int32_t tid, int32_t pid, uint64_t files) {
+  task& t = task_of(tid, pid, files);
+  if (t.id == no_id)
+    t.id = w_.add_thread({tid, t.pid, t.ppid, w_.intern_string(t.comm), fds_.id_of(t.files)});
+  return t.id;
+}
+
+void decoder::on_task(std::span<const uint8_t> record) {
+  const auto* h = header_as<fsrr_task>(record);
+  if (!h) return;
+  task& t = task_of(static_cast<int32_t>(h->h.tid), static_cast<int32_t>(h->pid), h->files);
+  t.ppid = static_cast<int32_t>(h->ppid);
+  if (t.id == no_id) t.comm = comm_of(h->comm);
+}
+
+void decoder::on_fork(std::span<const uint8_t> record) {
+  const auto* h = header_as<fsrr_fork>(record);
+  if (!h) return;
+  const auto tid = static_cast<int32_t>(h->h.tid);
+  const auto pid = static_cast<int32_t>(h->pid);
+  task& parent = task_of(static_cast<int32_t>(h->parent_tid), static_cast<int32_t>(h->parent_pid),
+                         h->parent_files);
+  if (h->files != h->parent_files) fds_.copy(h->parent_files, h->files);
+  if (h->fs != h->parent_fs) fds_.copy_cwd(h->parent_fs, h->fs);
+  task child;
+  child.pid = pid;
+  child.ppid = pid == parent.pid ? parent.ppid : parent.pid;  // a thread has its process's parent
+  child.comm = comm_of(h->comm);
+  child.files = h->files;
+  tasks_[tid] = std::move(child);
+  child_files_[tid] = h->files;
+}
+
+void decoder::on_exec(std::span<const uint8_t> record) {
+  const auto* h = header_as<fsrr_exec>(record);
+  record_items it;
+  if (!h || !parse_items(record, sizeof *h, it)) {
+    ++stats_.malformed;
+    return;
+  }
+  const auto tid = static_cast<int32_t>(h->h.tid);
+  const auto old = static_cast<int32_t>(h->old_tid);
+  if (old != tid) {  // a non-leader thread exec'd and took over the process's pid
+    if (auto n = tasks_.extract(old)) {
+      n.key() = tid;
+      tasks_.erase(tid);
+      tasks_.insert(std::move(n));
+    }
+  }
+  task& t = task_of(tid, static_cast<int32_t>(h->pid), h->files);
+  fds_.exec(h->files);
+  if (t.id == no_id) t.comm = comm_of(h->comm);
+  if (it.walk[0].present && !(it.walk[0].flags & FSRR_WALK_UNREACHABLE)) {
+    const path_id p = paths_.from_walk(it.walk[0].bytes);
+    exec_path_[tid] = p;
+    tree_.existed(p);
+  }
+}
+
+void decoder::on_exit(std::span<const uint8_t> record) {
+  const auto* h = header_as<fsrr_exit>(record);
+  if (!h) return;
+  const auto tid = static_cast<int32_t>(h->h.tid);
+  event e;
+  e.kind = op::exit;
+  e.ts = trace_time(h->h.ts);
+  e.result = h->code;
+  e.thread = thread_of(tid, static_cast<int32_t>(h->pid), h->files);
+  w_.append(e);
+  if (h->h.flags & FSRR_EXIT_LAST_FILES) fds_.release(h->files);
+  if (h->h.flags & FSRR_EXIT_LAST_FS) fds_.release_fs(h->fs);
+  tasks_.erase(tid);
+  child_files_.erase(tid);
+  exec_path_.erase(tid);
+}
+
+void decoder::on_cwd(std::span<const uint8_t> record) {
+  const auto* h = header_as<fsrr_cwd>(record);
+  record_items it;
+  if (!h || !parse_items(record, sizeof *h, it)) {
+    ++stats_.malformed;
+    return;
+  }
+  if (it.walk[0].present) fds_.set_cwd(h->fs, paths_.from_walk(it.walk[0].bytes));
+}
+
+// An fd met for the first time: inherited, opened before recording, or passed in.
+void decoder::on_fd(std::span<const uint8_t> record) {
+  const auto* h = header_as<fsrr_fd>(record);
+  record_items it;
+  if (!h || !parse_items(record, sizeof *h, it) || !it.file[0]) {
+    ++stats_.malformed;
+    return;
+  }
+  const fsrr_file& f = *it.file[0];
+  const auto tid = static_cast<int32_t>(h->h.tid);
+  task& t = task_of(tid, static_cast<int32_t>(h->pid), h->files);
+  if (t.id == no_id) {
+    t.comm = comm_of(h->comm);
+    t.ppid = static_cast<int32_t>(h->ppid);
+  }
+  if (const fd_entry* known = fds_.find(h->files, h->fd); known && known->kfile == f.file) return;
+  if (nonfile_kind(f)) return;
+  const file_id id = file_of(f);
+  path_id path = no_id;
+  const walk_view& walk = it.walk[0];
+  if (walk.present && !(walk.flags & FSRR_WALK_UNREACHABLE)) {
+    path = paths_.from_walk(walk.bytes);
+    if (!(walk.flags & FSRR_WALK_DELETED)) {
+      const observed o = observe(f, it.attr[0], id);
+      tree_.existed(path, &o);
+    }
+  }
+  if (path == no_id) unresolved();
+  bind(h->files, h->fd, f, id, path, false);
+  event e;
+  e.kind = op::fd_bind;
+  e.ts = trace_time(h->h.ts);
+  e.thread = thread_of(tid, static_cast<int32_t>(h->pid), h->files);
+  e.fd = h->fd;
+  e.file = id;
+  e.path = path;
+  e.offset = f.pos;
+  e.flags = f.f_flags;
+  w_.append(e);
+}
+
+// file_info.gen is the incarnation of (dev, ino) within this trace: 0, then +1 whenever the
+// kernel's i_generation shows the inode number was reused. Small numbers cost nothing in
+// the trace (tmpfs generations are random), and stat() results, which carry no generation,
+// name the same file the fds do.
+file_id decoder::file_of(const fsrr_file& f) {
+  const uint64_t dev = user_dev(f.dev);
+  auto [it, added] = inodes_.try_emplace({dev, f.ino});
+  inode& n = it->second;
+  if (added || (n.gen_known && n.gen != f.gen)) new_incarnation(n, dev, f.ino, f.mode, !added);
+  n.gen = f.gen;
+  n.gen_known = true;
+  return n.id;
+}
+
+file_id decoder::file_of_stat(uint64_t dev, uint64_t ino, uint32_t mode) {
+  auto [it, added] = inodes_.try_emplace({dev, ino});
+  if (added) new_incarnation(it->second, dev, ino, mode, false);
+  return it->second.id;
+}
+
+void decoder::new_incarnation(inode& n, uint64_t dev, uint64_t ino, uint32_t mode, bool reused) {
+  const uint32_t incarnation = reused ? n.incarnation + 1 : 0;
+  n = {};
+  n.incarnation = incarnation;
+  n.id = w_.intern_file({dev, ino, incarnation, mode & S_IFMT});
+  note_type(n.id, mode);
+}
+
+void decoder::note_type(file_id id, uint32_t mode) {
+  if (id >= file_types_.size()) file_types_.resize(id + 1024);
+  file_types_[id] = static_cast<uint8_t>((mode & S_IFMT) >> 12);
+}
+
+std::optional<fd_kind> decoder::nonfile_kind(const fsrr_file& f) {
+  switch (f.mode & S_IFMT) {
+    case S_IFREG:
+    case S_IFDIR:
+    case S_IFLNK:
+      return std::nullopt;
+    case S_IFIFO:
+      return fd_kind::pipe;
+    case S_IFSOCK:
+      return fd_kind::socket;
+    case S_IFCHR:
+      return is_tty_major(major(user_dev(f.rdev))) ? fd_kind::tty : fd_kind::other;
+    default:
+      return fd_kind::other;  // block devices, anonymous inodes (eventfd, epoll, ...)
+  }
+}
+
+decoder::fd_ref decoder::fd_of(uint64_t files, int64_t fd, const fsrr_file* f) {
+  fd_ref r;
+  if (!f || !f->file) return r;  // not open
+  if (const auto kind = nonfile_kind(*f)) {
+    r.nonfile = true;
+    r.kind = *kind;
+    return r;
+  }
+  r.file = file_of(*f);
+  if (const fd_entry* e = fds_.find(files, static_cast<int>(fd)); e && e->kfile == f->file) {
+    r.path = e->path;
+  } else if (auto it = inodes_.find({user_dev(f->dev), f->ino}); it != inodes_.end()) {
+    r.path = it->second.path;  // the fd was bound where we could not see it: same inode
+  }
+  if (r.path == no_id) unresolved();
+  return r;
+}
+
+observed decoder::observe(const fsrr_file& f, const fsrr_attr* a, file_id id) const {
+  observed o;
+  o.dev = user_dev(f.dev);
+  o.ino = f.ino;
+  o.mode = f.mode;
+  o.size = static_cast<uint64_t>(f.size);
+  o.file = id;
+  if (a) {
+    o.full = true;
+    o.uid = a->uid;
+    o.gid = a->gid;
+    o.nlink = a->nlink;
+    o.blocks = a->blocks;
+    o.atime_ns = a->atime_ns;
+    o.mtime_ns = a->mtime_ns;
+    o.ctime_ns = a->ctime_ns;
+  }
+  return o;
+}
+
+void decoder::seen_at(file_id file, const fsrr_file& f, path_id path) {
+  if (path == no_id) return;
+  at_path_[path] = file;
+  if (auto it = inodes_.find({user_dev(f.dev), f.ino}); it != inodes_.end()) it->second.path = path;
+}
+
+void decoder::bind(uint64_t files, int fd, const fsrr_file& f, file_id id, path_id path,
+                   bool cloexec) {
+  fds_.bind(files, fd, {f.file, id, path, cloexec});
+  seen_at(id, f, path);
+}
+
+}  // namespace fsrr::recorder

@@ -1,0 +1,55 @@
+// What the traced processes' fds refer to, one table per kernel files_struct (threads and
+// CLONE_FILES children share one; fork copies it; exec drops close-on-exec entries), and
+// each fs_struct's cwd.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "event.h"
+
+namespace fsrr::recorder {
+
+struct fd_entry {
+  uint64_t kfile = 0;  // struct file *: tells a reused fd number from the one we know
+  file_id file = no_id;
+  path_id path = no_id;
+  bool cloexec = false;
+};
+
+class fd_tables {
+ public:
+  // The dense id a table has in the trace (thread_info.fd_table, clone/execve aux).
+  uint32_t id_of(uint64_t files);
+  bool has(uint64_t files) const { return tables_.count(files) != 0; }
+
+  const fd_entry* find(uint64_t files, int fd) const;
+  void bind(uint64_t files, int fd, const fd_entry& e);
+  void unbind(uint64_t files, int fd);
+  void unbind_range(uint64_t files, uint32_t first, uint32_t last);
+  void set_cloexec(uint64_t files, int fd, bool on);
+  void cloexec_range(uint64_t files, uint32_t first, uint32_t last);
+
+  void copy(uint64_t from, uint64_t to);  // fork without CLONE_FILES, unshare
+  void exec(uint64_t files);              // close-on-exec
+  void release(uint64_t files);           // the last task using it exited
+
+  path_id cwd(uint64_t fs) const;
+  void set_cwd(uint64_t fs, path_id p) { cwd_[fs] = p; }
+  void copy_cwd(uint64_t from, uint64_t to);
+  void release_fs(uint64_t fs) { cwd_.erase(fs); }
+
+ private:
+  struct table {
+    uint32_t id = 0;
+    std::vector<fd_entry> fds;
+  };
+  table& get(uint64_t files);
+
+  std::unordered_map<uint64_t, table> tables_;
+  std::unordered_map<uint64_t, path_id> cwd_;
+  uint32_t next_id_ = 0;
+};
+
+}  // namespace fsrr::recorder

@@ -1,0 +1,155 @@
+#include "initial_tree.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tree_snapshot.h"
+
+namespace fsrr::recorder {
+namespace {
+
+// What an entry looks like when only the event describes the object.
+tree_entry from_observed(path_id p, const observed* o, uint32_t type_hint) {
+  tree_entry e;
+  e.path = p;
+  if (o && (o->mode & S_IFMT)) {
+    e.mode = o->mode;
+    e.size = o->size;
+    e.allocated = o->blocks * 512;
+    if (o->full) {
+      e.uid = o->uid;
+      e.gid = o->gid;
+      e.nlink = o->nlink;
+      e.atime_ns = o->atime_ns;
+      e.mtime_ns = o->mtime_ns;
+      e.ctime_ns = o->ctime_ns;
+    }
+  } else {
+    e.mode = (type_hint ? type_hint : S_IFREG) | ((type_hint == S_IFDIR) ? 0755 : 0644);
+  }
+  return e;
+}
+
+// The event's view wins over a later look at the same object.
+void overlay(tree_entry& e, const observed& o) {
+  e.mode = o.mode;
+  e.size = o.size;
+  if (!o.full) return;
+  e.allocated = o.blocks * 512;
+  e.uid = o.uid;
+  e.gid = o.gid;
+  e.nlink = o.nlink;
+  e.atime_ns = o.atime_ns;
+  e.mtime_ns = o.mtime_ns;
+  e.ctime_ns = o.ctime_ns;
+}
+
+}  // namespace
+
+initial_tree::initial_tree(trace_writer& w, path_table& paths) : w_(w), paths_(paths) {}
+
+initial_tree::~initial_tree() {
+  if (open_dir_fd_ >= 0) ::close(open_dir_fd_);
+}
+
+void initial_tree::cover(path_id dir) {
+  covered_.insert(dir);
+}
+
+bool initial_tree::settled(path_id p) {
+  if (p < known_.size() && known_[p]) return true;
+  if (covered_.empty()) return false;
+  for (path_id q = p;; q = paths_.parent(q)) {
+    if (covered_.count(q)) {
+      if (p >= known_.size()) known_.resize(p + 1024);
+      known_[p] = 1;
+      return true;
+    }
+    if (q == root_path) return false;
+  }
+}
+
+void initial_tree::ensure_parents(path_id p) {
+  std::vector<path_id> chain;
+  for (path_id q = paths_.parent(p); q != p && !settled(q); q = paths_.parent(q)) {
+    chain.push_back(q);
+    if (q == root_path) break;
+    p = q;
+  }
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    if (*it >= known_.size()) known_.resize(*it + 1024);
+    known_[*it] = 1;
+    add(*it, nullptr, no_id, S_IFDIR);
+  }
+}
+
+void initial_tree::created(path_id p) {
+  if (p == no_id || settled(p)) return;
+  if (p >= known_.size()) known_.resize(p + 1024);
+  known_[p] = 1;
+  ensure_parents(p);
+}
+
+void initial_tree::existed(path_id p, const observed* o, path_id where, uint32_t type_hint) {
+  if (p == no_id || settled(p)) return;
+  if (p >= known_.size()) known_.resize(p + 1024);
+  known_[p] = 1;
+  ensure_parents(p);
+  add(p, o, where, type_hint);
+}
+
+int initial_tree::dir_fd(path_id dir) {
+  if (dir == open_dir_ && open_dir_fd_ >= 0) return open_dir_fd_;
+  if (open_dir_fd_ >= 0) ::close(open_dir_fd_);
+  open_dir_ = dir;
+  open_dir_fd_ = ::open(paths_.str(dir).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  return open_dir_fd_;
+}
+
+void initial_tree::add(path_id p, const observed* o, path_id where, uint32_t type_hint) {
+  const path_id at = where != no_id ? where : p;
+  const bool top = at == root_path;
+  const std::string leaf(top ? std::string_view(".") : paths_.name(at));
+  const int dirfd = dir_fd(top ? root_path : paths_.parent(at));
+  const char* name = leaf.c_str();
+
+  std::optional<tree_entry> e;
+  if (dirfd >= 0) e = snapshot_entry(w_, dirfd, name, p);
+  std::pair<uint64_t, uint64_t> id{0, 0};  // (dev, ino) of what `e` describes, when known
+  const auto look = [&] {
+    struct stat st;
+    if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) id = {st.st_dev, st.st_ino};
+  };
+  if (e && o) {
+    const bool unchanged =
+        o->full && (e->mode & S_IFMT) == (o->mode & S_IFMT) && e->ctime_ns == o->ctime_ns;
+    if (unchanged) {
+      id = {o->dev, o->ino};
+    } else {  // changed since the touch, replaced, or the touch followed this symlink
+      look();
+      if (id == std::pair<uint64_t, uint64_t>(o->dev, o->ino)) {
+      } else if (S_ISLNK(e->mode) && !S_ISLNK(o->mode)) {
+        o = nullptr;  // a stat that followed the link described its target
+      } else {
+        e.reset();  // another object is there now: only the event describes the original
+      }
+    }
+  }
+  if (e) {
+    if (o && (o->mode & S_IFMT)) overlay(*e, *o);
+  } else {
+    e = from_observed(p, o, type_hint);
+    if (o) id = {o->dev, o->ino};
+  }
+  if (o) e->file = o->file;
+  if (!S_ISDIR(e->mode) && e->nlink > 1) {
+    if (id.second == 0) look();
+    auto [it, added] = link_groups_.try_emplace(id, 0);
+    if (added) it->second = ++next_group_;
+    e->link_group = it->second;
+  }
+  w_.add_tree_entry(*e);
+}
+
+}  // namespace fsrr::recorder

@@ -1,0 +1,70 @@
+// The initial tree of a recording: every object the workload used that existed before it
+// touched it, as it was before that first touch, with the directories above it.
+//
+// The first touch is seen after the fact. What the kernel reported at that touch (inode
+// state at an open or first sight of an fd, the stat buffer of a stat call) is the state
+// before it, and wins; xattrs, symlink targets and sparse extents come from looking at
+// the object when the event is processed, milliseconds later. Objects the workload removed
+// before then, or changed in their first touch (O_TRUNC, chmod), keep only what the event
+// says: pass --snapshot DIR for those.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "event.h"
+#include "path_table.h"
+#include "trace_writer.h"
+
+namespace fsrr::recorder {
+
+// An object's state as the kernel reported it at the touch.
+struct observed {
+  uint64_t dev = 0;  // user-space dev_t
+  uint64_t ino = 0;
+  uint32_t mode = 0;
+  uint32_t uid = 0, gid = 0, nlink = 1;
+  uint64_t size = 0, blocks = 0;  // blocks: 512-byte units
+  int64_t atime_ns = 0, mtime_ns = 0, ctime_ns = 0;
+  bool full = false;  // uid..ctime are known, not only identity, mode and size
+  file_id file = no_id;
+};
+
+class initial_tree {
+ public:
+  initial_tree(trace_writer& w, path_table& paths);
+  ~initial_tree();
+
+  // Directories snapshotted up front (--snapshot): nothing beneath them is added again.
+  void cover(path_id dir);
+  // The workload made `p`: not part of the initial tree, though its directory is.
+  void created(path_id p);
+  // `p` existed before the workload touched it. `where` is where it is now, if it moved
+  // (rename); `type_hint` (S_IFREG, S_IFDIR) is used when nothing else tells the type.
+  void existed(path_id p, const observed* o = nullptr, path_id where = no_id,
+               uint32_t type_hint = 0);
+
+ private:
+  bool settled(path_id p);  // known, or beneath a covered directory
+  void ensure_parents(path_id p);
+  void add(path_id p, const observed* o, path_id where, uint32_t type_hint);
+  int dir_fd(path_id dir);
+
+  trace_writer& w_;
+  path_table& paths_;
+  std::vector<uint8_t> known_;  // by path id
+  std::set<path_id> covered_;
+  std::map<std::pair<uint64_t, uint64_t>, uint32_t> link_groups_;
+  uint32_t next_group_ = 0;
+  path_id open_dir_ = no_id;  // the directory dir_fd() holds open
+  int open_dir_fd_ = -1;
+};
+
+}  // namespace fsrr::recorder

@@ -1,0 +1,207 @@
+#include "probes.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "fsrr.h"
+#include "fsrr.skel.h"
+#include "syscall_table.h"
+#include "trace_error.h"
+
+namespace fsrr::recorder {
+namespace {
+
+constexpr unsigned pidfd_thread = O_EXCL;  // PIDFD_THREAD: a pidfd for one thread
+
+// libbpf's messages: warnings and errors only, and the verifier log when a load fails.
+std::string* load_log = nullptr;
+int print_libbpf(enum libbpf_print_level level, const char* format, va_list args) {
+  if (level == LIBBPF_DEBUG || !load_log) return 0;
+  va_list copy;
+  va_copy(copy, args);
+  const int n = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  if (n <= 0) return 0;
+  std::string line(static_cast<size_t>(n) + 1, '\0');
+  std::vsnprintf(line.data(), line.size(), format, args);
+  line.pop_back();
+  load_log->append(line);
+  return 0;
+}
+
+int on_sample(void* ctx, void* data, size_t size) {
+  auto* sink = static_cast<record_sink*>(ctx);
+  (*sink)({static_cast<const uint8_t*>(data), size});
+  return 0;
+}
+
+[[noreturn]] void fail(const std::string& what, int err) {
+  std::string msg = fmt::format("{}: {}", what, std::strerror(err));
+  if (err == EPERM || err == EACCES) msg += " (fsrr record needs root: CAP_BPF and CAP_PERFMON)";
+  throw trace_error(msg);
+}
+
+}  // namespace
+
+probes::probes(const probe_options& options, record_sink sink) : sink_(std::move(sink)) {
+  if (::access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+    throw trace_error("this kernel has no BTF (/sys/kernel/btf/vmlinux): cannot record");
+  std::string log;
+  load_log = &log;
+  libbpf_set_print(print_libbpf);
+
+  skel_ = fsrr_bpf__open();
+  if (!skel_) fail("cannot open the BPF programs", errno);
+  auto& ro = *skel_->rodata;
+  ro.targ_self_tgid = static_cast<uint32_t>(::getpid());
+  ro.targ_all = options.all;
+  ro.targ_wakeup_bytes = options.ring_bytes / 8;
+  const auto& table = syscalls();
+  for (size_t nr = 0; nr < table.size(); ++nr)
+    if (table[nr]) std::memcpy((void*)&ro.targ_sc[nr], &table[nr]->capture, sizeof(fsrr_sc));
+  bpf_map__set_max_entries(skel_->maps.events, static_cast<uint32_t>(options.ring_bytes));
+  bpf_program__set_autoattach(skel_->progs.fsrr_task_files, false);
+
+  if (const int err = fsrr_bpf__load(skel_)) {
+    load_log = nullptr;
+    fsrr_bpf__destroy(skel_);
+    skel_ = nullptr;
+    if (const char* dump = std::getenv("FSRR_BPF_LOG")) {  // the whole verifier log
+      if (FILE* f = std::fopen(dump, "w")) {
+        std::fputs(log.c_str(), f);
+        std::fclose(f);
+      }
+    }
+    if (err == -EPERM || err == -EACCES) fail("cannot load the BPF programs", -err);
+    const size_t cut = log.size() > 2000 ? log.size() - 2000 : 0;
+    throw trace_error(fmt::format("cannot load the BPF programs: {}{}", std::strerror(-err),
+                                  log.empty() ? "" : "\n" + log.substr(cut)));
+  }
+  load_log = nullptr;
+  rb_ = ring_buffer__new(bpf_map__fd(skel_->maps.events), on_sample, &sink_, nullptr);
+  if (!rb_) {
+    const int err = errno;
+    fsrr_bpf__destroy(skel_);
+    skel_ = nullptr;
+    fail("cannot map the ring buffer", err);
+  }
+}
+
+probes::~probes() {
+  detach();
+  if (rb_) ring_buffer__free(rb_);
+  if (skel_) fsrr_bpf__destroy(skel_);
+}
+
+bool probes::trace_thread(pid_t tid) {
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, tid, pidfd_thread));
+  if (pidfd < 0) return false;
+  // A zeroed task_state: nothing in flight, not announced yet.
+  std::vector<uint8_t> value(bpf_map__value_size(skel_->maps.state), 0);
+  const int err =
+      bpf_map_update_elem(bpf_map__fd(skel_->maps.state), &pidfd, value.data(), BPF_NOEXIST);
+  const int saved = errno;
+  ::close(pidfd);
+  if (err && saved != EEXIST) {
+    if (saved == ESRCH) return false;
+    fail(fmt::format("cannot trace thread {}", tid), saved);
+  }
+  return true;
+}
+
+void probes::attach() {
+  if (attached_) return;
+  if (const int err = fsrr_bpf__attach(skel_)) fail("cannot attach the BPF programs", -err);
+  attached_ = true;
+}
+
+void probes::detach() {
+  if (!attached_) return;
+  fsrr_bpf__detach(skel_);
+  attached_ = false;
+}
+
+int probes::epoll_fd() const {
+  return ring_buffer__epoll_fd(rb_);
+}
+
+size_t probes::drain() {
+  const int n = ring_buffer__consume(rb_);
+  return n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+std::vector<uint64_t> probes::counter(uint32_t which) const {
+  const int cpus = libbpf_num_possible_cpus();
+  std::vector<uint64_t> values(static_cast<size_t>(cpus > 0 ? cpus : 1), 0);
+  bpf_map_lookup_elem(bpf_map__fd(skel_->maps.counters), &which, values.data());
+  return values;
+}
+
+uint64_t probes::missed_runs() const {
+  uint64_t total = 0;
+  bpf_program* progs[] = {skel_->progs.fsrr_sys_enter, skel_->progs.fsrr_sys_exit,
+                          skel_->progs.fsrr_fork, skel_->progs.fsrr_exec, skel_->progs.fsrr_exit};
+  for (bpf_program* p : progs) {
+    bpf_prog_info info{};
+    uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) == 0)
+      total += info.recursion_misses;
+  }
+  return total;
+}
+
+void probes::read_open_files(const std::vector<pid_t>& tgids) {
+  const int map = bpf_map__fd(skel_->maps.iter_tgids);
+  for (pid_t t : tgids) {
+    const uint32_t key = static_cast<uint32_t>(t);
+    const uint8_t one = 1;
+    bpf_map_update_elem(map, &key, &one, BPF_ANY);
+  }
+  bpf_link* link = bpf_program__attach_iter(skel_->progs.fsrr_task_files, nullptr);
+  if (!link) fail("cannot start the open-file iterator", errno);
+  const int fd = bpf_iter_create(bpf_link__fd(link));
+  if (fd < 0) {
+    const int err = errno;
+    bpf_link__destroy(link);
+    fail("cannot start the open-file iterator", err);
+  }
+  // Records are 8-byte multiples; keep the buffer aligned and carry partial ones over.
+  std::vector<uint64_t> buf(1 << 14);
+  size_t have = 0;
+  for (;;) {
+    auto* bytes = reinterpret_cast<uint8_t*>(buf.data());
+    const ssize_t n = ::read(fd, bytes + have, buf.size() * 8 - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    have += static_cast<size_t>(n);
+    size_t at = 0;
+    while (have - at >= sizeof(fsrr_rec_hdr)) {
+      const auto* h = reinterpret_cast<const fsrr_rec_hdr*>(bytes + at);
+      if (h->len < sizeof(fsrr_rec_hdr) || h->len > have - at) break;
+      sink_({bytes + at, h->len});
+      at += h->len;
+    }
+    std::memmove(bytes, bytes + at, have - at);
+    have -= at;
+  }
+  ::close(fd);
+  bpf_link__destroy(link);
+  for (pid_t t : tgids) {
+    const uint32_t key = static_cast<uint32_t>(t);
+    bpf_map_delete_elem(map, &key);
+  }
+}
+
+}  // namespace fsrr::recorder

@@ -1,0 +1,274 @@
+#include "recorder.h"
+
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "decoder.h"
+#include "fsrr.h"
+#include "host_header.h"
+#include "launcher.h"
+#include "probes.h"
+#include "trace_error.h"
+#include "trace_writer.h"
+#include "tree_snapshot.h"
+
+namespace fsrr::recorder {
+namespace {
+
+constexpr int poll_ms = 10;                           // ring buffer drained at least this often
+constexpr uint64_t clock_pair_ns = 5'000'000'000ull;  // realtime calibration
+constexpr uint64_t grace_ns = 2'000'000'000ull;       // after forwarding a stop signal
+
+uint64_t now_ns(clockid_t clock) {
+  timespec t;
+  ::clock_gettime(clock, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000 + static_cast<uint64_t>(t.tv_nsec);
+}
+
+header_info make_header(const record_options& o) {
+  std::vector<std::string> what = o.command;
+  if (what.empty()) {
+    if (o.all) what.push_back("--all");
+    for (pid_t p : o.pids) what.push_back(fmt::format("--pid={}", p));
+  }
+  return host_header(trace_kind::recording, what);
+}
+
+std::vector<pid_t> threads_of(pid_t pid) {
+  std::vector<pid_t> tids;
+  if (DIR* d = ::opendir(fmt::format("/proc/{}/task", pid).c_str())) {
+    while (const dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+    ::closedir(d);
+  }
+  return tids;
+}
+
+// Signals that stop a recording arrive on a signalfd; the mask is restored on the way out.
+class stop_signals {
+ public:
+  stop_signals() {
+    sigemptyset(&set_);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, s);
+    ::sigprocmask(SIG_BLOCK, &set_, &old_);
+    fd_ = ::signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
+  }
+  ~stop_signals() {
+    if (fd_ >= 0) ::close(fd_);
+    ::sigprocmask(SIG_SETMASK, &old_, nullptr);
+  }
+  int fd() const { return fd_; }
+  int take() {  // the pending signal, or 0
+    signalfd_siginfo si;
+    return ::read(fd_, &si, sizeof si) == sizeof si ? static_cast<int>(si.ssi_signo) : 0;
+  }
+
+ private:
+  sigset_t set_, old_;
+  int fd_ = -1;
+};
+
+// Closes the fds it holds when it goes out of scope.
+struct fd_set_owner {
+  std::vector<int> fds;
+  fd_set_owner() = default;
+  fd_set_owner(const fd_set_owner&) = delete;
+  fd_set_owner& operator=(const fd_set_owner&) = delete;
+  ~fd_set_owner() {
+    for (int fd : fds) ::close(fd);
+  }
+};
+
+bool exited(int pidfd) {
+  pollfd p{pidfd, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 1;
+}
+
+}  // namespace
+
+uint64_t parse_size(const std::string& s) {
+  if (s.empty()) return 0;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (errno || end == s.c_str()) return 0;
+  const std::string unit(end);
+  uint64_t mult = 1;
+  if (unit == "K" || unit == "k" || unit == "KiB")
+    mult = 1ull << 10;
+  else if (unit == "M" || unit == "m" || unit == "MiB")
+    mult = 1ull << 20;
+  else if (unit == "G" || unit == "g" || unit == "GiB")
+    mult = 1ull << 30;
+  else if (!unit.empty())
+    return 0;
+  return v * mult;
+}
+
+namespace {
+
+// One recording, in the order it happens: start (fork the command held, load the probes,
+// mark what to follow, snapshot, attach, release), follow (drain until the workload ends
+// or a signal stops it), stop (detach, drain, account losses, footer).
+class recording {
+ public:
+  recording(const record_options& o, const header_info& header)
+      : o_(o),
+        writer_(o.output, header, writer_options{.overwrite = o.overwrite}),
+        dec_(writer_, header.clock_monotonic_ns) {
+    writer_.add_clock_pair(header.clock_monotonic_ns, header.clock_realtime_ns);
+  }
+
+  void start(uint64_t ring_bytes) {
+    if (!o_.command.empty()) cmd_.emplace(o_.command);
+    bpf_.emplace(probe_options{o_.all, ring_bytes},
+                 [this](std::span<const uint8_t> r) { dec_.on_record(r); });
+    if (cmd_ && !bpf_->trace_thread(cmd_->pid()))
+      throw trace_error("the command vanished before it ran");
+    for (pid_t p : o_.pids) {
+      const int fd = static_cast<int>(::syscall(SYS_pidfd_open, p, 0));
+      if (fd < 0) throw trace_error(fmt::format("--pid {}: {}", p, std::strerror(errno)));
+      pidfds_.fds.push_back(fd);
+      for (pid_t t : threads_of(p)) bpf_->trace_thread(t);
+    }
+    for (const auto& dir : o_.snapshot_dirs) {
+      char real[PATH_MAX];
+      if (!::realpath(dir.c_str(), real))
+        throw trace_error(fmt::format("cannot snapshot {}: {}", dir, std::strerror(errno)));
+      dec_.tree().cover(dec_.paths().from_absolute(real));
+      snapshot_tree(writer_, real);
+    }
+    if (!o_.pids.empty()) bpf_->read_open_files(o_.pids);  // fds open before recording
+    bpf_->attach();
+    for (pid_t p : o_.pids)  // threads started between the listing and the attach
+      for (pid_t t : threads_of(p)) bpf_->trace_thread(t);
+    if (cmd_) cmd_->release();
+    start_ = now_ns(CLOCK_MONOTONIC);
+  }
+
+  // Until the command exits, all --pid processes are gone, or a signal says stop.
+  void follow(stop_signals& signals) {
+    fd_set_owner ep;
+    ep.fds.push_back(::epoll_create1(EPOLL_CLOEXEC));
+    for (int fd : {bpf_->epoll_fd(), signals.fd(), cmd_ ? cmd_->pidfd() : -1}) {
+      if (fd < 0) continue;
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = fd;
+      ::epoll_ctl(ep.fds[0], EPOLL_CTL_ADD, fd, &ev);
+    }
+    uint64_t next_clock = start_ + clock_pair_ns, deadline = 0;
+    for (;;) {
+      epoll_event evs[4];
+      ::epoll_wait(ep.fds[0], evs, 4, poll_ms);
+      bpf_->drain();
+      const uint64_t now = now_ns(CLOCK_MONOTONIC);
+      writer_.flush_if_due(dec_.trace_time(now));  // a killed recorder loses at most ~1 s
+      if (now >= next_clock) {
+        writer_.add_clock_pair(now, static_cast<int64_t>(now_ns(CLOCK_REALTIME)));
+        next_clock = now + clock_pair_ns;
+      }
+      if (const int sig = signals.take()) {
+        interrupted_ = true;
+        if (!cmd_ || deadline) return;  // a second signal: stop now
+        cmd_->signal(sig);              // let the command end, and record how it does
+        deadline = now + grace_ns;
+      }
+      if (cmd_ && cmd_->poll()) return;
+      if (deadline && now >= deadline) return;
+      if (!cmd_ && !pidfds_.fds.empty()) {
+        bool all_gone = true;
+        for (int fd : pidfds_.fds) all_gone = all_gone && exited(fd);
+        if (all_gone) return;
+      }
+    }
+  }
+
+  record_result stop() {
+    bpf_->detach();  // no program runs after this; what they sent is in the ring buffer
+    bpf_->drain();
+    const uint64_t end = now_ns(CLOCK_MONOTONIC);
+    const auto lost = bpf_->counter(FSRR_C_LOST);
+    const auto nostate = bpf_->counter(FSRR_C_NOSTATE);  // tasks we could not follow
+    for (size_t cpu = 0; cpu < lost.size(); ++cpu)
+      writer_.add_lost(static_cast<uint32_t>(cpu), lost[cpu] + nostate[cpu]);
+    writer_.add_lost(0, bpf_->missed_runs() + dec_.stats().malformed);
+    uint64_t compat = 0;
+    for (uint64_t n : bpf_->counter(FSRR_C_COMPAT)) compat += n;
+    if (compat) writer_.mark_incomplete(incomplete_compat_syscalls);
+    writer_.add_clock_pair(end, static_cast<int64_t>(now_ns(CLOCK_REALTIME)));
+    writer_.finish();
+
+    record_result res;
+    if (cmd_) {
+      const auto status = cmd_->poll();
+      res.exit_status = status ? *status : 128 + SIGTERM;  // it outlived the grace period
+    }
+    const trace_summary& sum = writer_.summary();
+    res.events = sum.events;
+    res.lost = sum.lost_events;
+    res.trace_bytes = writer_.file_bytes();
+    res.duration_ns = end - start_;
+    res.unresolved = dec_.stats().unresolved;
+    res.compat = compat;
+    res.interrupted = interrupted_;
+    return res;
+  }
+
+ private:
+  const record_options& o_;
+  trace_writer writer_;
+  decoder dec_;
+  std::optional<held_command> cmd_;
+  std::optional<probes> bpf_;
+  fd_set_owner pidfds_;
+  uint64_t start_ = 0;
+  bool interrupted_ = false;
+};
+
+}  // namespace
+
+record_result record(const record_options& options) {
+  if (options.command.empty() && options.pids.empty() && !options.all)
+    throw trace_error("nothing to record: give a command, --pid PID or --all");
+  uint64_t ring = 4096;
+  while (ring < options.ring_bytes && ring < (1ull << 31)) ring <<= 1;
+
+  stop_signals signals;
+  const header_info header = make_header(options);
+  record_result res;
+  {
+    recording r(options, header);  // creates the trace file: from here on, remove it on failure
+    try {
+      r.start(ring);
+    } catch (...) {
+      ::unlink(options.output.c_str());
+      throw;
+    }
+    if (options.on_started) options.on_started();
+    r.follow(signals);
+    res = r.stop();
+  }
+  if (options.strict && res.lost)
+    throw trace_error(fmt::format("{} events lost (--strict); the trace {} is incomplete", res.lost,
+                                  options.output));
+  return res;
+}
+
+}  // namespace fsrr::recorder

@@ -1,0 +1,44 @@
+// `fsrr record`: run (or attach to) a workload, capture its file-system syscalls with the
+// BPF programs, and write the trace.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fsrr::recorder {
+
+struct record_options {
+  std::string output = "fsrr.trace";
+  std::vector<std::string> command;        // run this, held until the probes are attached
+  std::vector<pid_t> pids;                 // and/or follow these running processes
+  bool all = false;                        // every process but the recorder
+  std::vector<std::string> snapshot_dirs;  // snapshotted whole before the workload runs
+  uint64_t ring_bytes = 16ull << 20;       // rounded up to a power of two
+  bool strict = false;                     // any lost event is a failure
+  bool overwrite = false;
+  // Called once the workload runs (tests use it to interfere); may be empty.
+  std::function<void()> on_started;
+};
+
+struct record_result {
+  int exit_status = 0;  // the command's (128 + signal if it was killed); 0 without one
+  uint64_t events = 0;
+  uint64_t lost = 0;
+  uint64_t trace_bytes = 0;
+  uint64_t duration_ns = 0;
+  uint64_t unresolved = 0;   // fds or names whose path the recorder could not tell
+  uint64_t compat = 0;       // 32-bit syscalls: counted, not decoded (the trace is incomplete)
+  bool interrupted = false;  // stopped by SIGINT/SIGTERM
+};
+
+// Throws trace_error for what prevents recording (no BTF, not root, output exists, ...).
+record_result record(const record_options& options);
+
+// Parses "64M", "512K", "1G", "4096" into bytes; 0 if malformed.
+uint64_t parse_size(const std::string& s);
+
+}  // namespace fsrr::recorder

@@ -1,0 +1,75 @@
+// What the recorder tests share: the environment check, scratch directories, running
+// programs, and a recorded trace loaded for assertions.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "event.h"
+#include "recorder.h"
+#include "trace_reader.h"
+
+namespace fsrr::test {
+
+// Recording needs root and kernel BTF. Without them a test returns early with a warning,
+// except under CI=true, where that is a failure.
+bool can_record();
+#define REQUIRE_RECORDING()                  \
+  do {                                       \
+    if (!::fsrr::test::can_record()) return; \
+  } while (0)
+
+// mkdtemp under /dev/shm, removed (with everything in it) when it goes out of scope.
+class temp_dir {
+ public:
+  temp_dir();
+  ~temp_dir();
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+void write_file(const std::string& path, size_t bytes, char fill = 'p');
+
+// Runs argv, waits; returns the shell-style exit status. stdout goes to `out` if given.
+int run(const std::vector<std::string>& argv, const std::string& out = "");
+
+std::string workload();  // the fsrr_workload helper built next to the tests
+
+// record() with the tests' defaults: overwrite, output in `dir`.
+recorder::record_result record(recorder::record_options o);
+
+// A recorded trace, read back in full.
+struct trace {
+  explicit trace(const std::string& path);
+  trace_reader reader;
+  std::vector<event> events;
+
+  std::string path(path_id id) { return reader.path_string(id); }
+  const thread_info& thread(const event& e) { return reader.thread(e.thread); }
+  std::vector<const event*> all(op o) const;
+  std::vector<const event*> at(op o, const std::string& path);  // events on that path
+  // The one event of op `o` on `path`; fails the test unless there is exactly one.
+  const event& one(op o, const std::string& path);
+  const tree_entry* tree_entry_at(const std::string& path);
+  // Events plus non-file counts per syscall name.
+  std::map<std::string, uint64_t> totals();
+};
+
+// `strace -f -y` of argv: per syscall, calls in all and calls on an fd that is a file
+// (not a pipe, socket or device).
+struct strace_counts {
+  std::map<std::string, uint64_t> all;
+  std::map<std::string, uint64_t> on_files;
+};
+strace_counts strace(const std::vector<std::string>& argv, const std::string& log);
+
+}  // namespace fsrr::test

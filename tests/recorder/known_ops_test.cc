@@ -1,0 +1,308 @@
+// A program issuing known operations, recorded: exactly those operations, offsets, sizes,
+// paths and results come back.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "helpers.h"
+
+using namespace fsrr;
+using fsrr::test::trace;
+
+namespace {
+
+std::string real(const std::string& p) {
+  char buf[PATH_MAX];
+  REQUIRE(::realpath(p.c_str(), buf) != nullptr);
+  return buf;
+}
+
+std::vector<const event*> on_file(const trace& t, op o, file_id f) {
+  std::vector<const event*> r;
+  for (const auto* e : t.all(o))
+    if (e->file == f) r.push_back(e);
+  return r;
+}
+
+}  // namespace
+
+// The "ops" workload, recorded once for all the sections that look at it.
+struct ops_recording {
+  test::temp_dir tmp;
+  std::string dir;
+  recorder::record_result result;
+  std::unique_ptr<trace> t;
+
+  ops_recording() : dir(real(tmp.path())) {
+    test::write_file(dir + "/pre.txt", 1000);
+    recorder::record_options o;
+    o.output = tmp / "ops.trace";
+    o.command = {test::workload(), "ops", dir};
+    result = test::record(o);
+    t = std::make_unique<trace>(o.output);
+  }
+  static ops_recording& get() {
+    static ops_recording r;
+    return r;
+  }
+};
+
+TEST_CASE("a recorded program's operations come back exactly", "[recorder][ops]") {
+  REQUIRE_RECORDING();
+  ops_recording& rec = ops_recording::get();
+  REQUIRE(rec.result.exit_status == 0);
+  REQUIRE(rec.result.lost == 0);
+  REQUIRE(rec.result.unresolved == 0);
+  trace& t = *rec.t;
+  const std::string& d = rec.dir;
+  const std::string w = real(test::workload());
+
+  SECTION("exec, then a relative chdir") {
+    REQUIRE(t.at(op::execve, w).size() == 2);  // the command, and its child's exec
+    const auto cds = t.at(op::chdir, d);       // the command's chdir(DIR), the child's chdir(".")
+    REQUIRE(cds.size() == 2);
+    CHECK((cds[0]->result == 0 && cds[1]->result == 0));
+  }
+
+  SECTION("relative open, write, pwrite, writev, lseek, dup2") {
+    const event& open = t.one(op::openat, d + "/a.txt");
+    CHECK(open.flags == (O_CREAT | O_WRONLY | O_TRUNC));
+    CHECK(open.mode == 0640);
+    const file_id a = open.file;
+    REQUIRE(a != no_id);
+    const auto writes = on_file(t, op::write, a);
+    REQUIRE(writes.size() == 2);
+    CHECK(writes[0]->fd == open.result);
+    CHECK((writes[0]->offset == 0 && writes[0]->size == 100 && writes[0]->result == 100));
+    CHECK(writes[1]->fd == 10);  // through the dup2'ed fd, after lseek to 0
+    CHECK((writes[1]->offset == 0 && writes[1]->size == 3 && writes[1]->result == 3));
+    const auto pw = on_file(t, op::pwrite64, a);
+    REQUIRE(pw.size() == 1);
+    CHECK((pw[0]->offset == 200 && pw[0]->size == 10 && pw[0]->result == 10));
+    const auto wv = on_file(t, op::writev, a);
+    REQUIRE(wv.size() == 1);
+    CHECK((wv[0]->offset == 100 && wv[0]->size == 12 && wv[0]->aux == 2 && wv[0]->result == 12));
+    const auto seek = on_file(t, op::lseek, a);
+    REQUIRE(seek.size() == 1);
+    CHECK((seek[0]->offset == 0 && seek[0]->aux == SEEK_SET && seek[0]->result == 0));
+    const auto dup = on_file(t, op::dup2, a);
+    REQUIRE(dup.size() == 1);
+    CHECK((dup[0]->fd == open.result && dup[0]->fd2 == 10 && dup[0]->result == 10));
+  }
+
+  SECTION("a dirfd: openat, pread, readv") {
+    CHECK(t.one(op::mkdir, d + "/sub").mode == 0750);
+    const event& open = t.one(op::openat, d + "/sub/b.txt");
+    CHECK(open.flags == (O_CREAT | O_RDWR));
+    const file_id b = open.file;
+    const auto pr = on_file(t, op::pread64, b);
+    REQUIRE(pr.size() == 1);
+    CHECK((pr[0]->offset == 10 && pr[0]->size == 20 && pr[0]->result == 20));
+    const auto rv = on_file(t, op::readv, b);
+    REQUIRE(rv.size() == 1);
+    CHECK((rv[0]->offset == 5 && rv[0]->size == 10 && rv[0]->aux == 2 && rv[0]->result == 10));
+  }
+
+  SECTION("names through a symlink resolve as the kernel resolved them") {
+    const event& link = t.one(op::symlink, d + "/link");
+    CHECK(t.reader.string(static_cast<string_id>(link.aux)) == "sub");
+    const file_id b = t.one(op::openat, d + "/sub/b.txt").file;
+    const event& open = t.one(op::open, d + "/sub/b.txt");  // open("link/b.txt")
+    CHECK(open.file == b);
+    const auto reads = on_file(t, op::read, b);
+    REQUIRE(reads.size() == 1);
+    CHECK((reads[0]->offset == 0 && reads[0]->size == 7 && reads[0]->result == 7));
+    const event& st = t.one(op::stat, d + "/sub/b.txt");  // stat("link/b.txt")
+    CHECK((st.result == 0 && st.file == b));
+    const event& lst = t.one(op::lstat, d + "/link");
+    CHECK((lst.result == 0 && lst.file != b && lst.file != no_id));
+  }
+
+  SECTION("renames name both ends and the file moved") {
+    const file_id a = t.one(op::openat, d + "/a.txt").file;
+    const file_id b = t.one(op::openat, d + "/sub/b.txt").file;
+    const event& r1 = t.one(op::rename, d + "/a.txt");
+    CHECK((t.path(r1.path2) == d + "/c.txt" && r1.file == a && r1.result == 0));
+    const event& r2 = t.one(op::renameat, d + "/sub/b.txt");
+    CHECK((t.path(r2.path2) == d + "/d.txt" && r2.file == b && r2.result == 0));
+    const event& un = t.one(op::unlink, d + "/c.txt");
+    CHECK((un.file == a && un.result == 0));
+  }
+
+  SECTION("O_APPEND writes land at the end of the file") {
+    const event& open = t.one(op::openat, d + "/pre.txt");
+    CHECK(open.flags == (O_WRONLY | O_APPEND));
+    const auto writes = on_file(t, op::write, open.file);
+    REQUIRE(writes.size() == 2);
+    CHECK((writes[0]->offset == 1000 && writes[0]->size == 10));
+    CHECK((writes[1]->offset == 1010 && writes[1]->size == 20));
+  }
+
+  SECTION("copy_file_range: offsets from the pointer or f_pos") {
+    const file_id in = t.one(op::openat, d + "/c.txt").file;
+    CHECK(in == t.one(op::openat, d + "/a.txt").file);  // renamed, same inode
+    const file_id out = t.one(op::openat, d + "/copy.txt").file;
+    const auto copies = t.all(op::copy_file_range);
+    REQUIRE(copies.size() == 2);
+    CHECK((copies[0]->file == in && copies[0]->file2 == out));
+    CHECK((copies[0]->offset == 0 && copies[0]->offset2 == 50 && copies[0]->size == 100));
+    CHECK(copies[0]->result == 100);
+    CHECK((copies[1]->offset == 100 && copies[1]->offset2 == 0 && copies[1]->size == 60));
+    CHECK(copies[1]->result == 60);
+  }
+
+  SECTION("threads: one trace thread each, one process") {
+    const event& o1 = t.one(op::openat, d + "/t1.txt");
+    const event& o2 = t.one(op::openat, d + "/t2.txt");
+    CHECK(o1.thread != o2.thread);
+    CHECK(t.thread(o1).pid == t.thread(o2).pid);
+    CHECK(t.thread(o1).tid != t.thread(o1).pid);
+    CHECK(t.thread(o1).fd_table == t.thread(o2).fd_table);  // CLONE_FILES
+    for (int i : {1, 2}) {
+      const event& o = i == 1 ? o1 : o2;
+      const auto pw = on_file(t, op::pwrite64, o.file);
+      REQUIRE(pw.size() == 1);
+      CHECK((pw[0]->offset == 4096 * i && pw[0]->size == 64 && pw[0]->thread == o.thread));
+    }
+    const auto threads = t.all(op::clone3);
+    REQUIRE(threads.size() == 2);
+    CHECK(threads[0]->aux == t.thread(o1).fd_table);
+  }
+
+  SECTION("fork and exec: the child's operations, before and after exec") {
+    const auto forks = t.all(op::clone);
+    REQUIRE(forks.size() == 1);
+    const event& fork = *forks[0];
+    const event& before = t.one(op::openat, d + "/child.txt");
+    const event& after = t.one(op::openat, d + "/exec.txt");
+    const auto& child = t.thread(before);
+    CHECK(child.tid == fork.result);
+    CHECK(child.pid == fork.result);
+    CHECK(child.ppid == t.thread(fork).pid);
+    CHECK(fork.aux != t.thread(fork).fd_table);  // fork copies the fd table
+    CHECK(t.thread(after).tid == child.tid);
+    const auto execs = t.at(op::execve, w);
+    CHECK((execs[1]->thread == before.thread && execs[1]->result == 0));
+    const auto w1 = on_file(t, op::write, before.file);
+    const auto w2 = on_file(t, op::write, after.file);
+    REQUIRE((w1.size() == 1 && w2.size() == 1));
+    CHECK((w1[0]->size == 7 && w2[0]->size == 9));
+  }
+
+  SECTION("the initial tree: what existed before, as it was") {
+    const tree_entry* pre = t.tree_entry_at(d + "/pre.txt");
+    REQUIRE(pre != nullptr);
+    CHECK(pre->size == 1000);  // before the appends
+    CHECK(S_ISREG(pre->mode));
+    const tree_entry* dir = t.tree_entry_at(d);
+    REQUIRE(dir != nullptr);
+    CHECK(S_ISDIR(dir->mode));
+    for (const char* made : {"/a.txt", "/sub", "/sub/b.txt", "/link", "/copy.txt", "/t1.txt"})
+      CHECK(t.tree_entry_at(d + made) == nullptr);
+  }
+}
+
+TEST_CASE("record --pid follows a running process, fds it opened before included",
+          "[recorder][pid]") {
+  REQUIRE_RECORDING();
+  test::temp_dir tmp;
+  const std::string d = real(tmp.path());
+  test::write_file(d + "/held.txt", 10);
+  int in[2], out[2];
+  REQUIRE((::pipe(in) == 0 && ::pipe(out) == 0));
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::execl(test::workload().c_str(), test::workload().c_str(), "hold", d.c_str(), nullptr);
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  char ready[6] = {};
+  REQUIRE(::read(out[0], ready, 6) == 6);  // "ready\n": held.txt is open, 3 bytes read
+
+  recorder::record_options o;
+  o.output = tmp / "pid.trace";
+  o.pids = {pid};
+  o.on_started = [&] { (void)!::write(in[1], "go\n", 3); };
+  const auto res = test::record(o);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(in[1]);
+  ::close(out[0]);
+  REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  REQUIRE(res.lost == 0);
+
+  trace t(o.output);
+  const event& bind = t.one(op::fd_bind, d + "/held.txt");
+  CHECK(bind.offset == 3);
+  CHECK(t.thread(bind).pid == pid);
+  const auto reads = on_file(t, op::read, bind.file);
+  REQUIRE(reads.size() == 1);
+  CHECK((reads[0]->fd == bind.fd && reads[0]->offset == 3 && reads[0]->size == 5));
+  CHECK(reads[0]->result == 5);
+  const event& made = t.one(op::openat, d + "/out.txt");
+  const auto writes = on_file(t, op::write, made.file);
+  REQUIRE(writes.size() == 1);
+  CHECK(writes[0]->size == 5);
+  const tree_entry* held = t.tree_entry_at(d + "/held.txt");
+  REQUIRE(held != nullptr);
+  CHECK(held->size == 10);
+}
+
+TEST_CASE("a syscall interrupted and restarted is recorded twice", "[recorder][restart]") {
+  REQUIRE_RECORDING();
+  test::temp_dir tmp;
+  recorder::record_options o;
+  o.output = tmp / "restart.trace";
+  o.command = {test::workload(), "restart", tmp.path()};
+  REQUIRE(test::record(o).exit_status == 0);
+  trace t(o.output);
+  std::vector<const event*> mine;  // the waiting process's flock calls, not the holder's
+  const auto opens = t.at(op::openat, real(tmp.path()) + "/lock");
+  REQUIRE(!opens.empty());
+  for (const auto* e : t.all(op::flock))
+    if (e->thread == opens.front()->thread) mine.push_back(e);
+  REQUIRE(mine.size() == 2);
+  CHECK(mine[0]->result == -512);  // -ERESTARTSYS, then restarted (SA_RESTART)
+  CHECK(mine[1]->result == 0);
+  CHECK(mine[0]->flags == LOCK_EX);
+}
+
+TEST_CASE("io_uring, shared writable mmap and 32-bit calls mark the trace incomplete",
+          "[recorder][incomplete]") {
+  REQUIRE_RECORDING();
+  test::temp_dir tmp;
+  recorder::record_options o;
+  o.output = tmp / "invisible.trace";
+  o.command = {test::workload(), "invisible", tmp.path()};
+  REQUIRE(test::record(o).exit_status == 0);
+  trace t(o.output);
+  const uint64_t bits = t.reader.summary().incomplete;
+  CHECK((bits & incomplete_io_uring));
+  CHECK((bits & incomplete_shared_mmap));
+  CHECK((bits & incomplete_compat_syscalls));
+  CHECK(!t.reader.complete());
+  CHECK(t.all(op::io_uring_setup).size() == 1);
+}
+
+TEST_CASE("record exits with the command's status", "[recorder]") {
+  REQUIRE_RECORDING();
+  test::temp_dir tmp;
+  recorder::record_options o;
+  o.output = tmp / "status.trace";
+  o.command = {"sh", "-c", "exit 3"};
+  CHECK(test::record(o).exit_status == 3);
+  o.command = {"sh", "-c", "kill -9 $$"};
+  CHECK(test::record(o).exit_status == 128 + 9);
+}
