@@ -75,6 +75,9 @@ constexpr std::string_view name(op o) { return info(o).name; }
 constexpr bool has(op o, uint32_t field) { return (info(o).fields & field) != 0; }
 std::optional<op> op_from_name(std::string_view name);
 
+// In the mode of the set-xattr ops: the value was a POSIX ACL with these permission bits.
+inline constexpr uint32_t acl_mode_present = 1u << 20;
+
 // Special values of utimensat-style times (offset/offset2 of the attr ops).
 inline constexpr int64_t time_now = -1;
 inline constexpr int64_t time_omit = -2;
