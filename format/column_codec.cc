@@ -40,18 +40,42 @@ class varint_reader {
 }  // namespace
 
 uint32_t wire_fields(op o) {
-  return info(o).fields | (carries_data(info(o).cls) ? F_TRANSFER : 0);
+  const op_info& i = info(o);
+  uint32_t f = i.fields;
+  if (carries_data(i.cls)) f |= F_TRANSFER;
+  if (i.cls == op_class::attr && (f & F_OFFSET) && (f & F_OFFSET2)) f |= F_TIMES;
+  if ((i.cls == op_class::open || o == op::dup || o == op::dup2 || o == op::dup3) &&
+      (f & F_FILE))
+    f |= F_NEW_FD;
+  return f;
+}
+
+void column_state::remember_fd(int64_t fd, uint32_t file) {
+  if (fd < 0 || fd >= max_tracked_fd || file == no_id) return;
+  if (fd >= static_cast<int64_t>(fd_file.size())) fd_file.resize(static_cast<size_t>(fd) + 1);
+  fd_file[static_cast<size_t>(fd)] = file;
 }
 
 void column_state::after(const event& e, uint32_t fields) {
   prev_end = e.ts + e.dur;
-  if (fields & F_FILE) prev_file = e.file;
+  if (fields & F_FILE) {
+    if (fields & F_FD) remember_fd(e.fd, e.file);
+    if (fields & F_NEW_FD) remember_fd(e.result, e.file);
+  }
+  if (fields & F_TIMES) {
+    prev_time = e.offset;
+    prev_time2 = e.offset2;
+  }
+  if (fields & F_FILE) {
+    prev_file = e.file;
+    if (e.file > max_file) max_file = e.file;
+  }
   if (fields & F_FILE2) prev_file2 = e.file2;
   if (fields & F_PATH) prev_path = e.path;
   if (fields & F_PATH2) prev_path2 = e.path2;
   if ((fields & F_TRANSFER) && (fields & F_OFFSET)) {
     xfer_file = e.file;
-    xfer_end = e.offset + (e.result > 0 ? e.result : 0);
+    xfer_end = wrap_add(e.offset, e.result > 0 ? e.result : 0);
   }
 }
 
@@ -66,15 +90,18 @@ void group_encoder::add(const event& e) {
   cols_[c_op].push_back(static_cast<uint8_t>(e.kind));
   put_varint(cols_[c_gap], zigzag(static_cast<int64_t>(e.ts - state_.prev_end)));
   put_varint(cols_[c_dur], e.dur);
-  put_varint(cols_[c_result], zigzag(e.result - predicted_result(e, f)));
+  put_varint(cols_[c_result], zigzag(wrap_sub(e.result, predicted_result(e, f))));
   if (f & F_FD) put_varint(cols_[c_fd], zigzag(e.fd));
   if (f & F_FD2) put_varint(cols_[c_fd2], zigzag(e.fd2));
-  if (f & F_FILE) put_varint(cols_[c_file], zigzag(int64_t(e.file) - state_.prev_file));
-  if (f & F_FILE2) put_varint(cols_[c_file2], zigzag(int64_t(e.file2) - state_.prev_file2));
-  if (f & F_PATH) put_varint(cols_[c_path], zigzag(int64_t(e.path) - state_.prev_path));
-  if (f & F_PATH2) put_varint(cols_[c_path2], zigzag(int64_t(e.path2) - state_.prev_path2));
-  if (f & F_OFFSET) put_varint(cols_[c_offset], zigzag(e.offset - state_.predicted_offset(e)));
-  if (f & F_OFFSET2) put_varint(cols_[c_offset2], zigzag(e.offset2));
+  if (f & F_FILE)
+    put_varint(cols_[c_file], zigzag(wrap_sub(e.file, state_.predicted_file(e, f))));
+  if (f & F_FILE2) put_varint(cols_[c_file2], zigzag(wrap_sub(e.file2, state_.prev_file2)));
+  if (f & F_PATH) put_varint(cols_[c_path], zigzag(wrap_sub(e.path, state_.prev_path)));
+  if (f & F_PATH2) put_varint(cols_[c_path2], zigzag(wrap_sub(e.path2, state_.prev_path2)));
+  if (f & F_OFFSET)
+    put_varint(cols_[c_offset], zigzag(wrap_sub(e.offset, state_.predicted_offset(e, f))));
+  if (f & F_OFFSET2)
+    put_varint(cols_[c_offset2], zigzag(wrap_sub(e.offset2, state_.predicted_offset2(f))));
   if (f & F_SIZE) put_varint(cols_[c_size], e.size);
   if (f & F_FLAGS) put_varint(cols_[c_flags], e.flags);
   if (f & F_MODE) put_varint(cols_[c_mode], e.mode);
@@ -125,18 +152,19 @@ bool decode_group(const group_input& in, const op_map& ops, std::vector<event>& 
   }
     FIELD(F_FD, c_fd, e.fd = static_cast<int32_t>(unzigzag(v)))
     FIELD(F_FD2, c_fd2, e.fd2 = static_cast<int32_t>(unzigzag(v)))
-    FIELD(F_FILE, c_file, e.file = static_cast<uint32_t>(st.prev_file + unzigzag(v)))
-    FIELD(F_FILE2, c_file2, e.file2 = static_cast<uint32_t>(st.prev_file2 + unzigzag(v)))
-    FIELD(F_PATH, c_path, e.path = static_cast<uint32_t>(st.prev_path + unzigzag(v)))
-    FIELD(F_PATH2, c_path2, e.path2 = static_cast<uint32_t>(st.prev_path2 + unzigzag(v)))
-    FIELD(F_OFFSET, c_offset, e.offset = unzigzag(v) + st.predicted_offset(e))
-    FIELD(F_OFFSET2, c_offset2, e.offset2 = unzigzag(v))
+    // Paths before files: a file is predicted from its fd or its path.
+    FIELD(F_PATH, c_path, e.path = static_cast<uint32_t>(wrap_add(st.prev_path, unzigzag(v))))
+    FIELD(F_PATH2, c_path2, e.path2 = static_cast<uint32_t>(wrap_add(st.prev_path2, unzigzag(v))))
+    FIELD(F_FILE, c_file, e.file = static_cast<uint32_t>(wrap_add(st.predicted_file(e, f), unzigzag(v))))
+    FIELD(F_FILE2, c_file2, e.file2 = static_cast<uint32_t>(wrap_add(st.prev_file2, unzigzag(v))))
+    FIELD(F_OFFSET, c_offset, e.offset = wrap_add(unzigzag(v), st.predicted_offset(e, f)))
+    FIELD(F_OFFSET2, c_offset2, e.offset2 = wrap_add(unzigzag(v), st.predicted_offset2(f)))
     FIELD(F_SIZE, c_size, e.size = v)
     FIELD(F_FLAGS, c_flags, e.flags = static_cast<uint32_t>(v))
     FIELD(F_MODE, c_mode, e.mode = static_cast<uint32_t>(v))
     FIELD(F_AUX, c_aux, e.aux = v)
 #undef FIELD
-    e.result = unzigzag(res) + predicted_result(e, f);
+    e.result = wrap_add(unzigzag(res), predicted_result(e, f));
     st.after(e, f);
     reused = !m.known;
     if (m.known)

@@ -28,25 +28,57 @@ inline void put_varint(std::vector<uint8_t>& out, uint64_t v) {
 }
 inline uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
 inline int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+// Prediction arithmetic wraps: a hostile column must not overflow a signed integer.
+inline int64_t wrap_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t wrap_sub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+
+// Extra bits in the field masks stored in the header, telling the decoder which predictions
+// apply to an op; decoding relies only on the header's bits, so a reader decodes ops it does
+// not know.
+// Transfers data: the result is predicted by the size, the offset by the previous transfer.
+inline constexpr uint32_t F_TRANSFER = 1u << 31;
+// Carries times in offset/offset2 (utimensat and friends): predicted by the previous ones.
+inline constexpr uint32_t F_TIMES = 1u << 30;
+// Returns a new fd for its file: later ops on that fd predict their file from it.
+inline constexpr uint32_t F_NEW_FD = 1u << 29;
+uint32_t wire_fields(op o);
 
 // What the previous events of the thread predict about the next one.
 struct column_state {
   uint64_t prev_end = 0;  // exit time of the previous event
   uint32_t prev_file = 0, prev_file2 = 0, prev_path = 0, prev_path2 = 0;
+  uint32_t max_file = 0;  // the highest file id of the thread so far
   uint32_t xfer_file = 0;  // file of the previous read/write/copy
   int64_t xfer_end = 0;    // where that transfer ended
+  int64_t prev_time = 0, prev_time2 = 0;  // the previous times set
+  std::vector<uint32_t> fd_file;          // fd -> the file last seen on it in this thread
 
-  int64_t predicted_offset(const event& e) const {
+  static constexpr int32_t max_tracked_fd = 4096;
+
+  int64_t predicted_offset(const event& e, uint32_t fields) const {
+    if (fields & F_TIMES) return prev_time;
     return e.file != no_id && e.file == xfer_file ? xfer_end : 0;
   }
+  int64_t predicted_offset2(uint32_t fields) const { return fields & F_TIMES ? prev_time2 : 0; }
+  // An op on an fd is usually on the file that fd was opened for; an op on the path of the
+  // previous op on the same file; an op on another path on a file new to the thread (ids are
+  // given out in order of first sight). Needs e.fd and e.path decoded first.
+  uint32_t predicted_file(const event& e, uint32_t fields) const {
+    if ((fields & F_FD) && e.fd >= 0 && e.fd < static_cast<int32_t>(fd_file.size()) &&
+        fd_file[e.fd] != no_id)
+      return fd_file[e.fd];
+    if (fields & F_PATH) return e.path == prev_path ? prev_file : max_file + 1;
+    return prev_file;
+  }
   void after(const event& e, uint32_t fields);
-};
 
-// Marks, in the field bits stored in the header, the ops that transfer data: their result is
-// predicted by their size and their offset by the previous transfer. Decoding relies only on
-// the header's bits, so a reader decodes ops it does not know.
-inline constexpr uint32_t F_TRANSFER = 1u << 31;
-uint32_t wire_fields(op o);
+ private:
+  void remember_fd(int64_t fd, uint32_t file);
+};
 
 // Data ops usually return what they asked for.
 inline int64_t predicted_result(const event& e, uint32_t fields) {

@@ -222,8 +222,9 @@ void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
     auto& store = name_storage.emplace_back(std::make_unique<char[]>(blob + 1));
     if (blob) std::memcpy(store.get(), names->data(), blob);
     size_t pos = 0;
+    uint32_t parent = 0;  // stored as deltas to the previous entry's parent
     for (size_t k = 0; k < np; ++k) {
-      const uint32_t parent = d.path_parent()->Get(k);
+      parent += d.path_parent()->Get(k);
       const uint32_t n = d.path_name_len()->Get(k);
       if (n > blob - pos) fail_block(i, "path name runs past its table");
       const std::string_view name(store.get() + pos, n);
@@ -252,9 +253,12 @@ void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
     if (d.file_first() != files.size() || len(d.file_ino()) != nf || len(d.file_gen()) != nf ||
         len(d.file_type()) != nf)
       fail_block(i, "file table out of sequence");
-    for (size_t k = 0; k < nf; ++k)
-      files.push_back({d.file_dev()->Get(k), d.file_ino()->Get(k), d.file_gen()->Get(k),
-                       d.file_type()->Get(k)});
+    uint64_t dev = 0, ino = 0;  // stored as deltas to the previous entry
+    for (size_t k = 0; k < nf; ++k) {
+      dev += d.file_dev()->Get(k);
+      ino += d.file_ino()->Get(k);
+      files.push_back({dev, ino, d.file_gen()->Get(k), d.file_type()->Get(k)});
+    }
   }
   const size_t nt = len(d.thread_tid());
   if (nt) {
@@ -280,21 +284,23 @@ void trace_reader::impl::apply_tree(size_t i, const fb::Tree& t) {
       len(t.extent_offset()) != len(t.extent_length()))
     fail_block(i, "tree columns disagree in length");
   size_t xi = 0, ei = 0;
+  uint32_t path = 0, file = 0;
+  int64_t mtime = 0, atime = 0;
   for (size_t k = 0; k < n; ++k) {
     tree_entry e;
-    e.path = t.path()->Get(k);
+    e.path = path += t.path()->Get(k);  // ids and mtime: deltas to the previous entry
     e.mode = t.mode()->Get(k);
     e.uid = t.uid()->Get(k);
     e.gid = t.gid()->Get(k);
     e.size = t.size()->Get(k);
     e.allocated = t.allocated()->Get(k);
-    e.atime_ns = t.atime_ns()->Get(k);
-    e.mtime_ns = t.mtime_ns()->Get(k);
-    e.ctime_ns = t.ctime_ns()->Get(k);
+    e.mtime_ns = mtime = codec::wrap_add(mtime, t.mtime_ns()->Get(k));
+    e.atime_ns = atime = codec::wrap_add(atime, t.atime_ns()->Get(k));
+    e.ctime_ns = codec::wrap_add(e.mtime_ns, t.ctime_ns()->Get(k));  // delta to the mtime
     e.nlink = t.nlink()->Get(k);
     e.link_group = t.link_group()->Get(k);
     e.target = t.target()->Get(k);
-    e.file = t.file()->Get(k);
+    e.file = file += t.file()->Get(k);
     if (e.path == no_id || e.path >= paths.size() || e.target >= strings.size() ||
         e.file >= files.size())
       fail_block(i, fmt::format("tree entry {} refers to an unknown table entry", k));

@@ -77,6 +77,8 @@ struct trace_writer::impl {
   uint32_t threads = 0;
   std::set<int32_t> pids;
   pending_defs defs;
+  uint64_t last_dev = 0, last_ino = 0;  // of the previous new file in this block
+  path_id last_parent = 0;               // of the previous new path in this block
 
   // the open chunk
   std::vector<codec::group_encoder> groups;
@@ -108,7 +110,8 @@ struct trace_writer::impl {
   path_id new_path(path_id parent, std::string_view name) {
     const path_id id = ++paths;
     if (defs.path_parent.empty()) defs.path_first = id;
-    defs.path_parent.push_back(parent);
+    defs.path_parent.push_back(parent - last_parent);  // siblings come together: mostly 0
+    last_parent = parent;
     defs.path_name_len.push_back(static_cast<uint32_t>(name.size()));
     defs.path_names.insert(defs.path_names.end(), name.begin(), name.end());
     return id;
@@ -220,8 +223,11 @@ file_id trace_writer::intern_file(const file_info& f) {
   if (added) {
     it->second = ++m.files;
     if (m.defs.file_dev.empty()) m.defs.file_first = it->second;
-    m.defs.file_dev.push_back(f.dev);
-    m.defs.file_ino.push_back(f.ino);
+    // Deltas to the previous new file: inode numbers come in runs.
+    m.defs.file_dev.push_back(f.dev - m.last_dev);
+    m.defs.file_ino.push_back(f.ino - m.last_ino);
+    m.last_dev = f.dev;
+    m.last_ino = f.ino;
     m.defs.file_gen.push_back(f.gen);
     m.defs.file_type.push_back(f.type);
   }
@@ -385,20 +391,28 @@ void trace_writer::impl::write_block() {
     std::vector<uint32_t> path_, mode, uid, gid, nlink, group, target, file, xc, xn, xs, ec;
     std::vector<uint64_t> size, alloc, eo, el;
     std::vector<int64_t> at, mt, ct;
+    // Ids, mtime and atime as deltas to the previous entry, ctime to the entry's mtime: a
+    // tree walk's neighbours are alike, and a file's ctime is usually its mtime.
+    uint32_t prev_path = 0, prev_file = 0;
+    int64_t prev_mtime = 0, prev_atime = 0;
     for (const auto& e : tree) {
-      path_.push_back(e.path);
+      path_.push_back(e.path - prev_path);
+      prev_path = e.path;
       mode.push_back(e.mode);
       uid.push_back(e.uid);
       gid.push_back(e.gid);
       size.push_back(e.size);
       alloc.push_back(e.allocated);
-      at.push_back(e.atime_ns);
-      mt.push_back(e.mtime_ns);
-      ct.push_back(e.ctime_ns);
+      at.push_back(codec::wrap_sub(e.atime_ns, prev_atime));
+      prev_atime = e.atime_ns;
+      mt.push_back(codec::wrap_sub(e.mtime_ns, prev_mtime));
+      ct.push_back(codec::wrap_sub(e.ctime_ns, e.mtime_ns));
+      prev_mtime = e.mtime_ns;
       nlink.push_back(e.nlink);
       group.push_back(e.link_group);
       target.push_back(e.target);
-      file.push_back(e.file);
+      file.push_back(e.file - prev_file);
+      prev_file = e.file;
       xc.push_back(static_cast<uint32_t>(e.xattrs.size()));
       for (const auto& x : e.xattrs) {
         xn.push_back(x.name);
@@ -501,6 +515,8 @@ void trace_writer::impl::write_block() {
   ++seq;
 
   defs = pending_defs{};
+  last_dev = last_ino = 0;
+  last_parent = 0;
   groups.clear();
   group_of.clear();
   chunk_events = 0;

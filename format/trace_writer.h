@@ -14,11 +14,13 @@
 namespace fsrr {
 
 struct writer_options {
-  uint32_t chunk_events = 65536;             // flush after this many events...
-  uint32_t chunk_bytes = 4u << 20;           // ...or this many encoded bytes...
+  // Larger chunks compress better (a copy repeats itself): 256k events of a real rsync take
+  // 2.76 bytes/event where 64k take 2.90 and 16k 3.09. They cost the reader ~25 MB each.
+  uint32_t chunk_events = 262144;            // flush after this many events...
+  uint32_t chunk_bytes = 8u << 20;           // ...or this many encoded bytes...
   uint64_t chunk_interval_ns = 1000000000;   // ...or when flush_if_due sees this much time pass
   uint32_t tree_entries = 65536;             // tree entries per block
-  int zstd_level = 3;
+  int zstd_level = 5;  // 3 costs 4% more bytes on a real rsync; 7, 60 ns more per event
   bool overwrite = false;                    // replace an existing file
 };
 
