@@ -1,42 +1,92 @@
 #!/usr/bin/env bash
-# replay_copy.sh [SCALE] [ROUNDS]: records `cp -a` and `rsync -aAHX` of the shared/seeds/000
-# tree on tmpfs once each, then replays each recording with --timing afap, interleaved with
-# native runs of the same command; prints medians and the ratio replay / native (target <= 1).
-# The replay time is the report's wall_ns: the recorded operations, not the prepare step.
-# Run as root from the repository after scripts/setup.sh.
+# replay_copy.sh [SCALE] [ROUNDS]: `cp -a` of the shared/seeds/000 tree (SCALE 0.2: 22,220
+# files) on tmpfs, native and replayed with --timing afap, in interleaved rounds (default 7);
+# prints the medians of wall, user and sys time and the ratio replay / native (target <= 1.0).
+# The replay runs through the library as `fsrr replay --timing afap` does (bench_replay_copy);
+# its figures cover the recorded operations only (the report's wall_ns), not the prepare step
+# that builds the source tree, and user/sys include the thread that decodes ahead. Run as root
+# from the repository; `fsrr` (for recording and verify) is optional.
+#
+# Where the cp -a trace comes from (FSRR_BENCH_TRACE):
+#   auto       a real recording if `fsrr record` works here, else synthetic (the default)
+#   record     `fsrr record -- cp -a SRC DST`; also replays rsync -aAHX the same way
+#   synthetic  bench_replay_copy writes the trace coreutils 9's cp -a would record (no BPF)
+# FSRR_BENCH_BUILD: the build directory (default build); FSRR_BENCH_PIN: a CPU list both sides
+# are pinned to with taskset (default: not pinned); FSRR_BENCH_INLINE_DECODE=1: no decoding
+# ahead on a second thread.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scale=${1:-0.2}
-rounds=${2:-5}
-fsrr=$PWD/build/cli/fsrr
+rounds=${2:-7}
+build=${FSRR_BENCH_BUILD:-build}
+[[ $build == /* ]] || build=$PWD/$build
+source_mode=${FSRR_BENCH_TRACE:-auto}
+fsrr=$build/cli/fsrr
+tool=$build/bench/bench_replay_copy
+pin=()
+[[ -n ${FSRR_BENCH_PIN:-} ]] && pin=(taskset -c "$FSRR_BENCH_PIN")
 work=$(mktemp -d /dev/shm/fsrr-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 bench/make_seed_tree.sh "$work/src" "$scale"
 echo "tree: $(find "$work/src" -type f | wc -l) files, $(du -sh --apparent-size "$work/src" | cut -f1)"
 
-now() { date +%s.%N; }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-wall_s() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["wall_ns"] / 1e9)' "$1"; }
+if [[ $source_mode == auto ]]; then
+  source_mode=synthetic
+  mkdir "$work/probe"
+  if [[ -x $fsrr ]] && "$fsrr" record -o "$work/probe.trace" -- true >/dev/null 2>&1; then
+    source_mode=record
+  fi
+  rm -rf "$work/probe" "$work/probe.trace"
+fi
 
-for tool in "cp -a" "rsync -aAHX"; do
-  name=${tool%% *}
-  "$fsrr" record -o "$work/$name.trace" -- $tool "$work/src/" "$work/rec" >/dev/null
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# bench NAME COMMAND ARGS...: interleaved native and replay rounds of `COMMAND ARGS... SRC/ DST`.
+bench() {
+  local name=$1 trace=$work/$1.trace
+  shift
+  if [[ $source_mode == record ]]; then
+    "$fsrr" record -o "$trace" -- "$@" "$work/src/" "$work/rec" >/dev/null
+  else
+    "$tool" trace "$work/src/" "$work/rec" "$trace"
+  fi
   rm -rf "$work/rec"
-  declare -a native=() replay=()
+  local -a nw=() nu=() ns=() rw=() ru=() rs=()
+  local i n r
   for ((i = 0; i < rounds; i++)); do
-    a=$(now); $tool "$work/src/" "$work/native"; b=$(now)
-    native+=("$(echo "$b - $a" | bc)")
-    rm -rf "$work/native"
-    mkdir "$work/replay"
-    "$fsrr" replay "$work/$name.trace" "$work/replay" --timing afap --no-progress \
-      --report "$work/report.json" >/dev/null
-    replay+=("$(wall_s "$work/report.json")")
-    "$fsrr" verify "$work/$name.trace" "$work/replay" >/dev/null
-    rm -rf "$work/replay"
+    # Alternate which side goes first, so a slow stretch of the machine hits both alike.
+    for side in $((i % 2)) $((1 - i % 2)); do
+      if ((side == 0)); then
+        read -r -a n < <("${pin[@]}" "$tool" native "$@" "$work/src/" "$work/native")
+        nw+=("${n[0]}") nu+=("${n[1]}") ns+=("${n[2]}")
+        rm -rf "$work/native"
+      else
+        mkdir "$work/replay"
+        read -r -a r < <("${pin[@]}" "$tool" replay "$trace" "$work/replay")
+        rw+=("${r[0]}") ru+=("${r[1]}") rs+=("${r[2]}")
+        ((r[4] == 0)) || echo "  $name replay: ${r[4]} results differ from the recording" >&2
+        rm -rf "$work/replay"
+      fi
+    done
   done
-  m_native=$(median "${native[@]}")
-  m_replay=$(median "${replay[@]}")
-  printf '%-14s native %.3f s, replay (afap) %.3f s, ratio %.2f (target <= 1.0)\n' \
-    "$tool" "$m_native" "$m_replay" "$(echo "$m_replay / $m_native" | bc -l)"
-done
+  echo "$name ($source_mode trace, ${r[3]} events), medians of $rounds interleaved rounds:"
+  printf '  native  wall %.3f s  user %.3f s  sys %.3f s\n' \
+    "$(median "${nw[@]}")" "$(median "${nu[@]}")" "$(median "${ns[@]}")"
+  printf '  replay  wall %.3f s  user %.3f s  sys %.3f s  (afap, events only)\n' \
+    "$(median "${rw[@]}")" "$(median "${ru[@]}")" "$(median "${rs[@]}")"
+  printf '  ratio   %.3f (target <= 1.0)\n' "$(echo "$(median "${rw[@]}") / $(median "${nw[@]}")" | bc -l)"
+  echo "  native walls: ${nw[*]}"
+  echo "  replay walls: ${rw[*]}"
+  if [[ -x $fsrr ]]; then  # one more replay, checked against the end state the trace implies
+    mkdir "$work/replay"
+    "$tool" replay "$trace" "$work/replay" >/dev/null
+    echo "  $("$fsrr" verify "$trace" "$work/replay" 2>&1 | tail -1)"
+    rm -rf "$work/replay"
+  fi
+}
+
+bench cp cp -a
+if [[ $source_mode == record ]]; then
+  bench rsync rsync -aAHX
+fi

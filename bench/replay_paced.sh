@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-12}
-fsrr=$PWD/build/cli/fsrr
+build=${FSRR_BENCH_BUILD:-build}  # the build directory, as for replay_copy.sh
+[[ $build == /* ]] || build=$PWD/$build
+fsrr=$build/cli/fsrr
 work=$(mktemp -d /dev/shm/fsrr-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/out" "$work/replay"

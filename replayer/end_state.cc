@@ -88,8 +88,9 @@ class model {
       case op::pwritev:
       case op::pwritev2:
         return grow(file(e.file), e.offset + e.result);
-      case op::copy_file_range:
-        return grow(file(e.file2), e.offset2 + e.result);
+      case op::copy_file_range:  // out at its position (which fd_map has moved) or at offset2
+        return grow(file(e.file2),
+                    fx.pos2 ? (fx.h2 ? fds_.handle(fx.h2).pos : 0) : e.offset2 + e.result);
       case op::sendfile:  // out at its position, which fd_map has just moved past the data
         if (fx.h1) grow(file(e.file), fds_.handle(fx.h1).pos);
         return;
@@ -266,8 +267,11 @@ class model {
       attach(from, std::move(b));
       return;
     }
+    node* a = find(from);
+    node* b = find(to);
+    if (!a) return;
+    if (b && b->obj == a->obj) return;  // two names of one inode: rename(2) leaves both
     auto n = detach(from);
-    if (!n) return;
     detach(to);
     removed_.insert(from);
     attach(to, std::move(n));
@@ -302,6 +306,11 @@ class model {
     if (set) {
       v.emplace_back(name, static_cast<uint32_t>(e.size));
       std::sort(v.begin(), v.end());
+    }
+    // An access ACL sets the permission bits (cp -a gives a copy its mode this way).
+    if (set && name == "system.posix_acl_access" && (e.mode & acl_mode_present)) {
+      o->x.check_mode = true;
+      o->x.mode = (o->x.mode & ~0777u) | (e.mode & 0777);
     }
   }
   static void changed(const std::shared_ptr<object>& o) {

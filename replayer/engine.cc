@@ -1,6 +1,8 @@
 #include "engine.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -31,33 +33,62 @@ bool paced(op k) {
   return c != op_class::process && c != op_class::unreplayable;
 }
 
-// Waits for the op's turn (other threads, then the clock), issues it and counts it.
+// Waits for the op's turn (the clock), issues it and counts it.
 void execute(const work_item& w, op_runner& runner, thread_schedule& sched,
              const schedule_clock& clock, replay_stats& stats, replay_shared& s) {
-  if (w.deps.size()) w.deps.wait(s.stop);
   if (s.stop.load(std::memory_order_relaxed)) return;
+  uint64_t issued = 0;
   if (clock.timed() && paced(w.ev.kind)) {
     if (const uint64_t due = sched.due(w.ev)) {
-      const uint64_t now = wait_until(due, clock.options().spin_ns, s.stop);
-      stats.lateness.record(now > due ? now - due : 0);
+      issued = wait_until(due, clock.options().spin_ns, s.stop);
+      stats.lateness.record(issued > due ? issued - due : 0);
     }
   }
-  runner.run(w);
-  if (clock.options().mode == timing_mode::think) sched.finished(w.ev, monotonic_ns());
+  const uint64_t took = runner.run(w);
+  // The end of the op on the schedule's clock, from the wait's last reading and the latency.
+  if (clock.options().mode == timing_mode::think)
+    sched.finished(w.ev, issued ? issued + took : monotonic_ns());
 }
 
-// One recorded thread's replay thread and the queue that feeds it.
+// One recorded thread's replay thread and the queue that feeds it. Each side reads the other
+// side's counter only when its own copy says the queue is full or empty: a counter the other
+// CPU has written costs a cache-line transfer on every read.
 struct lane {
+  struct queued {
+    work_item w;
+    dep_list deps;  // the ops of other lanes it waits for
+  };
   int32_t tid = 0;
   progress_counter done;       // ops finished; also how far the queue has been consumed
   progress_counter published;  // ops handed out
-  std::unique_ptr<work_item[]> ring;
+  std::unique_ptr<queued[]> ring;
   uint32_t mask = 0;
-  uint32_t tail = 0;  // dispatcher's copy of `published`
+  uint32_t tail = 0;       // dispatcher's copy of `published`
+  uint32_t done_seen = 0;  // dispatcher's last look at `done`
   bool running = false;
   std::atomic<bool> exited{false};
   std::thread thread;
   replay_stats stats;
+};
+
+// A single recorded thread's ops, settled a batch at a time by a helper thread while the
+// replay thread issues the batches before. Decoding and settling are about three quarters of
+// the replay's own CPU time per op of a copy; on a second CPU they overlap the syscalls
+// instead. The threads meet once per batch, and a batch is read in one sweep.
+struct op_batches {
+  static constexpr uint32_t items = 128;
+  static constexpr uint32_t count = 64;  // 8192 ops: several ms of a copy's syscalls
+  struct batch {
+    std::unique_ptr<work_item[]> ops{new work_item[items]};
+    uint32_t size = 0;
+    bool last = false;  // nothing follows
+    std::string error;  // why it is the last: a damaged trace
+  };
+  std::unique_ptr<batch[]> ring{new batch[count]};
+  progress_counter filled;   // batches written by the helper
+  progress_counter drained;  // batches the replay thread is done with
+  std::atomic<bool> quit{false};
+  std::thread helper;
 };
 
 class dispatcher {
@@ -69,14 +100,18 @@ class dispatcher {
   void prepare(work_item& w, const event& e);
   size_t order_keys(const work_item& w, uint64_t* keys) const;
   bool next(trace_reader::event_stream& events, event& e);
-  void maybe_progress(uint64_t ts);
-  void run_inline(trace_reader::event_stream& events, event e);
+  void maybe_progress(uint64_t done, uint64_t ts);
+  void run_single(trace_reader::event_stream& events, const event& first, op_batches* ahead);
+  void single_inline(trace_reader::event_stream& events, const event& first, op_runner& runner);
+  void single_ahead(op_batches& b, op_runner& runner);
+  void settle_ahead(trace_reader::event_stream& events, op_batches& b);
   void run_lanes(trace_reader::event_stream& events, event e);
   void dispatch_all(trace_reader::event_stream& events, event e, uint64_t* keys);
   lane& lane_for(thread_id t);
-  work_item& reserve(lane& l, bool obey_stop);
+  lane::queued& reserve(lane& l, bool obey_stop);
   void push(lane& l);
   void start(lane& l);
+  void lane_loop(lane& l, uint32_t head);
   void finish(lane& l);
   void reap(bool all);
   void recycle();
@@ -89,7 +124,7 @@ class dispatcher {
   schedule_clock clock_;
   replay_stats total_;
   uint64_t seq_ = 0;
-  uint64_t events_total_ = 0, first_ts_ = 0, last_ts_ = 0, last_progress_ = 0;
+  uint64_t events_total_ = 0, last_ts_ = 0, last_progress_ = 0;
   size_t string_count_ = 0;
 
   order_tracker order_;
@@ -124,6 +159,7 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
   shared_.strict = o.strict;
   shared_.listed_mismatches = o.listed_mismatches;
   string_count_ = r.string_count();
+  latency_clock::get();  // calibrates (a few ms) before the replay's clock starts
   if (o.progress) {
     const auto& sum = r.summary();
     events_total_ = sum.events;
@@ -144,10 +180,15 @@ void dispatcher::prepare(work_item& w, const event& e) {
   w.text = named && has(e.kind, F_AUX) && e.aux != 0 && e.aux <= string_count_
                ? &reader_.string(static_cast<string_id>(e.aux))
                : nullptr;
-  w.ftype = e.file ? reader_.file(e.file).type & S_IFMT : 0;
+  // Only opens (a FIFO) and namespace changes (a directory) look at the file's type.
+  const bool typed = cls == op_class::open || cls == op_class::name || e.kind == op::fd_bind;
+  w.ftype = typed && e.file ? reader_.file(e.file).type & S_IFMT : 0;
+  // A directory or a symlink to one may be on the way to a name a replay thread has cached.
   const bool renames = e.kind == op::rename || e.kind == op::renameat || e.kind == op::renameat2;
-  w.dir_change = e.kind == op::rmdir || (e.kind == op::unlinkat && (e.flags & AT_REMOVEDIR)) ||
-                 (renames && (w.ftype == 0 || S_ISDIR(w.ftype) || (e.flags & RENAME_EXCHANGE)));
+  const bool unlinks = e.kind == op::unlink || e.kind == op::unlinkat;
+  const bool may_lead = w.ftype == 0 || S_ISDIR(w.ftype) || S_ISLNK(w.ftype);
+  w.dir_change = e.kind == op::rmdir || ((renames || unlinks) && may_lead) ||
+                 (renames && (e.flags & RENAME_EXCHANGE));
 }
 
 // The files, paths (and their parent directories) and open files the op touches.
@@ -190,37 +231,156 @@ bool dispatcher::next(trace_reader::event_stream& events, event& e) {
   }
 }
 
-void dispatcher::maybe_progress(uint64_t ts) {
-  if (!opt_.progress || (seq_ & 1023) != 0) return;
+// `done`: events taken so far; `ts`: the recorded time of the latest.
+void dispatcher::maybe_progress(uint64_t done, uint64_t ts) {
+  if (!opt_.progress || (done & 1023) != 0) return;
   const uint64_t now = monotonic_ns();
   if (now - last_progress_ < 200'000'000) return;
   last_progress_ = now;
   engine_progress p;
-  p.events_done = seq_;
+  p.events_done = done;
   p.events_total = events_total_;
   p.elapsed_ns = now - clock_.start_ns();
   if (clock_.timed() && last_ts_ > ts)
     p.eta_ns = clock_.scaled(last_ts_ - ts);
-  else if (seq_ && events_total_ > seq_)
+  else if (done && events_total_ > done)
     p.eta_ns = static_cast<uint64_t>(static_cast<double>(p.elapsed_ns) *
-                                     static_cast<double>(events_total_ - seq_) /
-                                     static_cast<double>(seq_));
+                                     static_cast<double>(events_total_ - done) /
+                                     static_cast<double>(done));
   opt_.progress(p);
 }
 
-// One recorded thread: no queues, no ordering, every op issued from this thread.
-void dispatcher::run_inline(trace_reader::event_stream& events, event e) {
-  op_runner runner(shared_, total_, reader_.thread_count() ? reader_.thread(e.thread).tid : 0);
+// One recorded thread: no queues, no ordering, every op issued from the calling thread, and
+// settled on it too unless a helper thread does that ahead.
+void dispatcher::run_single(trace_reader::event_stream& events, const event& first,
+                            op_batches* ahead) {
+  op_runner runner(shared_, total_, reader_.thread_count() ? reader_.thread(first.thread).tid : 0);
+  total_.threads = 1;
+  // Timed ops sleep until shortly before they are due: the default slack (50 µs) would eat
+  // the margin. The calling thread gets its own slack back afterwards.
+  const int slack = ::prctl(PR_GET_TIMERSLACK);
+  if (clock_.timed()) ::prctl(PR_SET_TIMERSLACK, 1UL);
+  struct restore_slack {
+    int ns;
+    ~restore_slack() {
+      if (ns > 0) ::prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(ns));
+    }
+  } restore{clock_.timed() ? slack : 0};
+  if (!ahead) {
+    try {
+      single_inline(events, first, runner);
+    } catch (const std::exception& err) {  // a damaged table entry: end cleanly all the same
+      shared_.request_stop(err.what());
+    }
+    return;
+  }
+  op_batches& b = *ahead;
+  b.helper = std::thread([&, first] {
+    // It needs no fds (the trace is mapped): in an fd table of its own it leaves the replay
+    // thread alone in the process's, where the kernel then skips taking a reference on the
+    // file for every call, as it does for a single-threaded cp.
+    ::unshare(CLONE_FILES);
+    // Its wake-ups never preempt the replay thread: it waits for an idle CPU or a tick.
+    const sched_param batch_policy{};
+    ::pthread_setschedparam(::pthread_self(), SCHED_BATCH, &batch_policy);
+    ::pthread_setname_np(::pthread_self(), "fsrr-settle");
+    event e = first;
+    try {
+      prepare(b.ring[0].ops[0], e);
+      b.ring[0].size = 1;
+    } catch (const std::exception& err) {
+      b.ring[0].last = true;
+      b.ring[0].error = err.what();
+    }
+    if (!b.ring[0].last) settle_ahead(events, b);
+    b.filled.advance();
+  });
+  try {
+    single_ahead(b, runner);
+  } catch (const std::exception& err) {
+    shared_.request_stop(err.what());
+  }
+  b.quit.store(true, std::memory_order_relaxed);
+  b.drained.advance(op_batches::count);  // wakes a helper waiting for room
+  b.helper.join();
+}
+
+void dispatcher::single_inline(trace_reader::event_stream& events, const event& first,
+                               op_runner& runner) {
   thread_schedule sched(clock_);
   work_item w;
-  total_.threads = 1;
+  event e = first;
+  uint64_t done = 0;
   do {
     prepare(w, e);
     execute(w, runner, sched, clock_, total_, shared_);
     runner.release(w);
     for (const handle_id h : w.fx.released) fds_.recycle(h);
-    maybe_progress(e.ts);
+    maybe_progress(++done, e.ts);
   } while (next(events, e));
+}
+
+// The replay thread's side: issues the batches in order. Batch 0 holds the first op.
+void dispatcher::single_ahead(op_batches& b, op_runner& runner) {
+  thread_schedule sched(clock_);
+  uint32_t filled_seen = 0;
+  uint64_t done = 0;
+  for (uint32_t n = 0;; ++n) {
+    if (n == filled_seen) {
+      b.filled.wait(n + 1, never_);
+      filled_seen = b.filled.value.load(std::memory_order_acquire);
+    }
+    const op_batches::batch& batch = b.ring[n % op_batches::count];
+    for (uint32_t i = 0; i < batch.size; ++i) {
+      if (shared_.stop.load(std::memory_order_relaxed)) return;
+      const work_item& w = batch.ops[i];
+      execute(w, runner, sched, clock_, total_, shared_);
+      runner.release(w);
+      maybe_progress(++done, w.ev.ts);
+    }
+    if (batch.last) {
+      if (!batch.error.empty()) shared_.request_stop(batch.error);
+      return;
+    }
+    b.drained.advance();
+  }
+}
+
+// The helper's side: settles ops into the batches after the first one. A batch's slot is
+// refilled only after the replay thread is done with it, so the handles its ops released
+// (their fds closed by then) may be handed out again.
+void dispatcher::settle_ahead(trace_reader::event_stream& events, op_batches& b) {
+  uint32_t drained_seen = 0;
+  event e;
+  for (uint32_t n = 1;; ++n) {
+    b.filled.advance();  // batch n - 1
+    if (n - drained_seen >= op_batches::count) {
+      drained_seen = b.drained.value.load(std::memory_order_acquire);
+      if (n - drained_seen >= op_batches::count) {  // full: refill once half is free
+        b.drained.wait(n - op_batches::count / 2, b.quit);
+        drained_seen = b.drained.value.load(std::memory_order_acquire);
+      }
+    }
+    op_batches::batch& batch = b.ring[n % op_batches::count];
+    for (uint32_t i = 0; i < batch.size; ++i)
+      for (const handle_id h : batch.ops[i].fx.released) fds_.recycle(h);
+    batch.size = 0;
+    if (b.quit.load(std::memory_order_relaxed)) {
+      batch.last = true;
+      return;
+    }
+    try {
+      while (batch.size < op_batches::items && next(events, e)) {
+        prepare(batch.ops[batch.size], e);
+        ++batch.size;
+      }
+      batch.last = batch.size < op_batches::items;
+    } catch (const std::exception& err) {
+      batch.last = true;
+      batch.error = err.what();
+    }
+    if (batch.last) return;
+  }
 }
 
 lane& dispatcher::lane_for(thread_id t) {
@@ -234,39 +394,58 @@ lane& dispatcher::lane_for(thread_id t) {
 }
 
 void dispatcher::start(lane& l) {
+  if (l.thread.joinable()) {  // events after the thread's exit: the old replay thread goes first
+    l.thread.join();
+    std::erase(ending_, &l);
+    total_.merge(l.stats, opt_.listed_mismatches);
+    l.stats = replay_stats{};
+  }
   if (!l.ring) {
     size_t depth = 16;
     while (depth < opt_.queue_depth) depth *= 2;
-    l.ring = std::make_unique<work_item[]>(depth);
+    l.ring = std::make_unique<lane::queued[]>(depth);
     l.mask = static_cast<uint32_t>(depth - 1);
   }
   l.exited = false;
   l.running = true;
-  const uint32_t head = l.tail;
-  l.thread = std::thread([this, &l, head] {
-    ::prctl(PR_SET_TIMERSLACK, 1UL);
+  l.thread = std::thread(&dispatcher::lane_loop, this, std::ref(l), l.tail);
+}
+
+void dispatcher::lane_loop(lane& l, uint32_t head) {
+  ::prctl(PR_SET_TIMERSLACK, 1UL);
+  {
     op_runner runner(shared_, l.stats, l.tid);
     thread_schedule sched(clock_);
+    uint32_t avail = head;  // ops known to be published
     for (uint32_t at = head;; ++at) {
-      l.published.wait(at + 1, never_);
-      const work_item& w = l.ring[at & l.mask];
-      if (w.end) {
+      if (at == avail) {
+        l.published.wait(at + 1, never_);
+        avail = l.published.value.load(std::memory_order_acquire);
+      }
+      const lane::queued& q = l.ring[at & l.mask];
+      if (q.w.end) {
         l.done.advance();
         break;
       }
-      execute(w, runner, sched, clock_, l.stats, shared_);
-      runner.release(w);
+      if (q.deps.size()) q.deps.wait(shared_.stop);
+      execute(q.w, runner, sched, clock_, l.stats, shared_);
+      runner.release(q.w);
       l.done.advance();
     }
-    l.exited.store(true, std::memory_order_release);
-  });
+  }
+  l.exited.store(true, std::memory_order_release);
 }
 
-work_item& dispatcher::reserve(lane& l, bool obey_stop) {
+lane::queued& dispatcher::reserve(lane& l, bool obey_stop) {
   const uint32_t depth = l.mask + 1;
-  // When full, wait until half is done: one wake-up per half queue, not per op.
-  if (l.tail - l.done.value.load(std::memory_order_acquire) >= depth)
-    l.done.wait(l.tail - depth / 2, obey_stop ? shared_.stop : never_);
+  if (l.tail - l.done_seen >= depth) {
+    l.done_seen = l.done.value.load(std::memory_order_acquire);
+    // When full, wait until half is done: one wake-up per half queue, not per op.
+    if (l.tail - l.done_seen >= depth) {
+      l.done.wait(l.tail - depth / 2, obey_stop ? shared_.stop : never_);
+      l.done_seen = l.done.value.load(std::memory_order_acquire);
+    }
+  }
   return l.ring[l.tail & l.mask];
 }
 
@@ -278,10 +457,10 @@ void dispatcher::push(lane& l) {
 
 void dispatcher::finish(lane& l) {
   if (!l.running) return;
-  work_item& w = reserve(l, false);
-  w.end = true;
-  w.fx.clear();
-  w.deps.clear();
+  lane::queued& q = reserve(l, false);
+  q.w.end = true;
+  q.w.fx.clear();
+  q.deps.clear();
   push(l);
   l.running = false;
   ending_.push_back(&l);
@@ -321,20 +500,26 @@ void dispatcher::dispatch_all(trace_reader::event_stream& events, event e, uint6
   do {
     lane& l = lane_for(e.thread);
     if (!l.running) start(l);
-    work_item& w = reserve(l, true);
+    lane::queued& q = reserve(l, true);
     if (shared_.stop.load(std::memory_order_relaxed)) break;
-    prepare(w, e);
-    w.deps.clear();
-    order_.add(&l.done, l.tail, e.ts, e.ts + e.dur, {keys, order_keys(w, keys)}, w.deps);
-    for (const handle_id h : w.fx.released) recycle_.push_back({h, &l.done, l.tail + 1});
+    prepare(q.w, e);
+    q.deps.clear();
+    order_.add(&l.done, l.tail, e.ts, e.ts + e.dur, {keys, order_keys(q.w, keys)}, q.deps);
+    for (const handle_id h : q.w.fx.released) recycle_.push_back({h, &l.done, l.tail + 1});
     push(l);
     if (e.kind == op::exit) finish(l);
     if ((seq_ & 255) == 0) {
       recycle();
       reap(false);
     }
-    maybe_progress(e.ts);
+    maybe_progress(seq_, e.ts);
   } while (next(events, e));
+}
+
+// Settling ops on a helper thread pays only where it can run beside the replay thread.
+bool settle_ahead_possible(const engine_options& o) {
+  cpu_set_t cpus;
+  return o.decode_ahead && ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 1;
 }
 
 replay_stats dispatcher::run() {
@@ -342,15 +527,16 @@ replay_stats dispatcher::run() {
   auto events = reader_.events();
   event e;
   const bool any = next(events, e);
+  const bool single = reader_.thread_count() <= 1;
+  std::unique_ptr<op_batches> ahead;
+  if (any && single && settle_ahead_possible(opt_)) ahead = std::make_unique<op_batches>();
   clock_ = schedule_clock(opt_.timing, any ? e.ts : 0);
   clock_.start(monotonic_ns());
   last_progress_ = clock_.start_ns();
   total_.timed = clock_.timed();
   if (any) {
-    // One recorded thread: inline. Handing its ops to a second thread measured slower (the
-    // handoffs cost more than the decoding they would overlap).
-    if (reader_.thread_count() <= 1)
-      run_inline(events, e);
+    if (single)
+      run_single(events, e, ahead.get());
     else
       run_lanes(events, e);
   }

@@ -1,7 +1,8 @@
 // The event replay engine: one replay thread per recorded thread, fed in trace order by the
 // calling thread (the dispatcher), which settles fd tables, paths and cross-thread ordering
 // before it hands an op out. A trace of a single thread is replayed inline, without queues
-// or ordering. See op_dispatch.h for how each op is issued.
+// or ordering, while a helper thread decodes ahead. See op_dispatch.h for how each op is
+// issued.
 #pragma once
 
 #include <atomic>
@@ -28,6 +29,9 @@ struct engine_options {
   bool strict = false;            // stop at the first result that differs from the recording
   size_t listed_mismatches = 10;  // how many mismatches the report lists
   size_t queue_depth = 256;       // ops handed ahead to each replay thread (power of two)
+  // A single-thread trace: decode it on a helper thread, ahead of the replay, when the process
+  // may use more than one CPU.
+  bool decode_ahead = true;
   // Called from the calling thread a few times a second, e.g. for a progress line.
   std::function<void(const engine_progress&)> progress;
   // Set from elsewhere (a signal handler) to stop the replay; the report says "interrupted".

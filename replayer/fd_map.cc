@@ -115,24 +115,18 @@ void fd_map::track_position(const event& e, fd_effect& out) {
     case op::lseek:
       if (out.h1 && e.result >= 0) handles_[out.h1].pos = e.result;
       break;
-    case op::copy_file_range:
+    case op::copy_file_range:  // an offset of -1: the call passed NULL
     case op::splice:
-      if (out.h1) {
-        out.pos1 = e.offset == handles_[out.h1].pos;
-        if (out.pos1 && e.result > 0) handles_[out.h1].pos += e.result;
-      }
-      if (out.h2) {
-        out.pos2 = e.offset2 == handles_[out.h2].pos;
-        if (out.pos2 && e.result > 0) handles_[out.h2].pos += e.result;
-      }
+      out.pos1 = e.offset < 0;
+      out.pos2 = e.offset2 < 0;
+      if (out.h1 && out.pos1 && e.result > 0) handles_[out.h1].pos += e.result;
+      if (out.h2 && out.pos2 && e.result > 0) handles_[out.h2].pos += e.result;
       break;
-    case op::sendfile:  // fd: out, always at its position; fd2: in, at `offset`
+    case op::sendfile:  // fd: out, always at its position; fd2: in, at `offset` (-1: NULL)
       out.pos1 = true;
+      out.pos2 = e.offset < 0;
       if (out.h1 && e.result > 0) handles_[out.h1].pos += e.result;
-      if (out.h2) {
-        out.pos2 = e.offset == handles_[out.h2].pos;
-        if (out.pos2 && e.result > 0) handles_[out.h2].pos += e.result;
-      }
+      if (out.h2 && out.pos2 && e.result > 0) handles_[out.h2].pos += e.result;
       break;
     default:
       break;
@@ -172,8 +166,11 @@ void fd_map::apply(const event& e, fd_effect& out) {
     case op::dup2:
     case op::dup3:
       out.h1 = lookup(*t, e.fd);
-      if (out.h1 && e.result >= 0 && e.fd != e.fd2)
+      if (e.result < 0 || e.fd == e.fd2) return;
+      if (out.h1)
         install(*t, e.fd2, out.h1, e.kind == op::dup3 && (e.flags & O_CLOEXEC), out);
+      else  // a pipe or socket the trace does not follow: the file fd2 held is closed all the same
+        remove(*t, e.fd2, out);
       return;
     case op::fcntl:
       out.h1 = lookup(*t, e.fd);

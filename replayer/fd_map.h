@@ -5,6 +5,8 @@
 // close_range are all settled here, in one thread, before an op is handed out.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -25,15 +27,47 @@ struct handle_info {
   int64_t pos = 0;  // recorded file position after the ops seen so far
 };
 
+// The handles an event released: almost always none or one, so they are kept in place (a
+// replay thread reads them right after the syscall, often on another CPU than the writer).
+class handle_list {
+ public:
+  const handle_id* begin() const { return more_.empty() ? in_place_.data() : more_.data(); }
+  const handle_id* end() const { return begin() + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  handle_id operator[](size_t i) const { return begin()[i]; }
+  void clear() {
+    size_ = 0;
+    more_.clear();
+  }
+  void push_back(handle_id h) {
+    if (more_.empty() && size_ < in_place_.size()) {
+      in_place_[size_++] = h;
+      return;
+    }
+    if (more_.empty()) more_.assign(in_place_.begin(), in_place_.begin() + size_);
+    more_.push_back(h);
+    ++size_;
+  }
+  bool operator==(const std::vector<handle_id>& v) const {
+    return std::equal(begin(), end(), v.begin(), v.end());
+  }
+
+ private:
+  uint32_t size_ = 0;
+  std::array<handle_id, 3> in_place_{};
+  std::vector<handle_id> more_;
+};
+
 // The fd-table side of one event.
 struct fd_effect {
   handle_id h1 = no_handle;  // the handle of ev.fd, or the one an open/fd_bind created
   handle_id h2 = no_handle;  // the handle of ev.fd2
   bool opened = false;       // h1 is new: the replay thread opens it
-  // Copy ops: the recorded offset equals the fd's position, so the call most likely passed
-  // NULL and moved the position (cp's copy_file_range does).
+  // Copy ops: the call passed NULL for the offset (recorded as -1), so it used and moved the
+  // fd's position (cp's copy_file_range does).
   bool pos1 = false, pos2 = false;
-  std::vector<handle_id> released;  // last references dropped: the replay fds to close
+  handle_list released;  // last references dropped: the replay fds to close
   void clear() {
     h1 = h2 = no_handle;
     opened = pos1 = pos2 = false;

@@ -49,6 +49,8 @@ int make_iov(uint8_t* buf, size_t n, uint64_t count, iovec* iov) {
   return static_cast<int>(cnt);
 }
 
+}  // namespace
+
 bool is_count_result(op k) {
   switch (info(k).cls) {
     case op_class::read:
@@ -63,11 +65,22 @@ bool is_count_result(op k) {
   }
 }
 
+namespace {
+
+// The trace path of `p` without its leading "/" for "/" itself.
+void append_trace_path(const resolved_path& p, std::string& out) {
+  if (!p.up) return;
+  append_trace_path(*p.up, out);
+  out += '/';
+  out += p.last;
+}
+
 }  // namespace
 
-bool result_matches(op kind, int64_t recorded, int64_t replayed) {
-  if (recorded < 0 || replayed < 0) return recorded == replayed;
-  return !is_count_result(kind) || recorded == replayed;
+std::string resolved_path::trace_path() const {
+  std::string s;
+  append_trace_path(*this, s);
+  return s.empty() ? "/" : s;
 }
 
 path_cache::path_cache(trace_reader& reader, const target_root& target)
@@ -77,22 +90,35 @@ path_cache::~path_cache() = default;
 
 const resolved_path* path_cache::get(path_id id) {
   if (id == no_id || id >= index_.size()) return nullptr;
-  if (index_[id]) return index_[id].get();
-  auto p = std::make_unique<resolved_path>();
+  if (index_[id]) return index_[id];
   const path_entry& entry = reader_.path(id);
-  p->parent = entry.parent;
-  const resolved_path* parent = id == root_path ? nullptr : get(entry.parent);
-  p->trace_path = parent && parent->trace_path.size() > 1 ? parent->trace_path : std::string();
-  p->trace_path += '/';
-  if (parent) p->trace_path += entry.name;
-  if (auto at = target_.locate(p->trace_path)) {
-    p->ok = true;
-    p->at = std::move(*at);
-    const size_t slash = p->at.rel.rfind('/');
-    p->name_at = slash == std::string::npos ? 0 : slash + 1;
+  const resolved_path* up = id == root_path ? nullptr : get(entry.parent);
+  resolved_path& p = entries_.emplace_back();
+  p.parent = entry.parent;
+  p.up = up;
+  p.last = entry.name;
+  scratch_.clear();
+  if (up) {
+    auto cached = std::find_if(parents_.begin(), parents_.end(),
+                               [&](const parent_path& c) { return c.id == entry.parent; });
+    if (cached == parents_.end()) {
+      cached = parents_.begin() + next_parent_++ % parents_.size();
+      cached->id = entry.parent;
+      cached->path.clear();
+      append_trace_path(*up, cached->path);
+    }
+    scratch_ = cached->path;
+    scratch_ += '/';
+    scratch_ += entry.name;
   }
-  index_[id] = std::move(p);
-  return index_[id].get();
+  if (auto at = target_.locate(scratch_.empty() ? "/" : scratch_)) {
+    p.ok = true;
+    p.at = std::move(*at);
+    const size_t slash = p.at.rel.rfind('/');
+    p.name_at = slash == std::string::npos ? 0 : slash + 1;
+  }
+  index_[id] = &p;
+  return &p;
 }
 
 handle_table::handle_table() : chunks_(new std::atomic<handle_slot*>[max_chunks]) {
@@ -480,9 +506,9 @@ void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns)
   ++stats_.mismatches;
   std::string where;
   if (w.p1)
-    where = w.p1->trace_path;
+    where = w.p1->trace_path();
   else if (w.fx.h1 && s_.handles[w.fx.h1].path)
-    where = s_.handles[w.fx.h1].path->trace_path;
+    where = s_.handles[w.fx.h1].path->trace_path();
   else
     where = fmt::format("fd {}", e.fd);
   if (stats_.first_mismatches.size() < s_.listed_mismatches)
@@ -495,11 +521,12 @@ void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns)
                                 name(e.kind), where, replayed, e.result));
 }
 
-void op_runner::run(const work_item& w) {
-  const uint64_t t0 = latency_clock::now();
+uint64_t op_runner::run(const work_item& w) {
+  const uint64_t t0 = ticks_.now();
   const int64_t r = issue(w);
-  const uint64_t t1 = latency_clock::now();
-  count(w, r, latency_clock::to_ns(t1 - t0));
+  const uint64_t took = ticks_.to_ns(ticks_.now() - t0);
+  count(w, r, took);
+  return took;
 }
 
 void op_runner::release(const work_item& w) {

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,34 @@ bool follows(const event& e) {
   }
 }
 
+// A generated ACL (entries {u16 tag, u16 perm, u32 id} after a 4-byte header) given the
+// permission bits the recording saw: owner, group-or-mask and other (acl_mode_present), so the
+// file's mode comes out as in the recording: cp -a sets a copy's mode this way.
+void give_acl_mode(std::vector<uint8_t>& v, uint32_t mode) {
+  constexpr uint16_t user_obj = 1, group_obj = 4, mask = 0x10, other = 0x20;
+  if (v.size() < 4 || (v.size() - 4) % 8 != 0) return;
+  auto tag_at = [&](size_t at) {
+    uint16_t tag;
+    std::memcpy(&tag, &v[at], 2);
+    return tag;
+  };
+  bool masked = false;
+  for (size_t at = 4; at < v.size(); at += 8) masked |= tag_at(at) == mask;
+  for (size_t at = 4; at < v.size(); at += 8) {
+    const uint16_t tag = tag_at(at);
+    uint16_t perm;
+    if (tag == user_obj)
+      perm = (mode >> 6) & 7;
+    else if (tag == mask || (tag == group_obj && !masked))
+      perm = (mode >> 3) & 7;
+    else if (tag == other)
+      perm = mode & 7;
+    else
+      continue;
+    std::memcpy(&v[at + 2], &perm, 2);
+  }
+}
+
 // The call was made on an fd rather than a path (fstat-like, AT_EMPTY_PATH, futimens).
 bool on_fd(const event& e) {
   return has(e.kind, F_FD) && e.fd >= 0;
@@ -112,7 +141,8 @@ int64_t op_runner::name_op(const work_item& w) {
       r = sys(::unlinkat(d1, n1, AT_REMOVEDIR));
       break;
     case op::unlink:
-      return sys(::unlinkat(d1, n1, 0));
+      r = sys(::unlinkat(d1, n1, 0));
+      break;
     case op::unlinkat:
       r = sys(::unlinkat(d1, n1, static_cast<int>(e.flags & AT_REMOVEDIR)));
       break;
@@ -146,7 +176,8 @@ int64_t op_runner::name_op(const work_item& w) {
       if (!rename)
         return sys(follow_src ? ::linkat(src, "", d2, n2, AT_EMPTY_PATH)
                               : ::linkat(src, n1, d2, n2, 0));
-      r = sys(::renameat2(src, n1, d2, n2, e.flags));
+      // A whiteout is a device node (0:0), and a replay never creates devices.
+      r = sys(::renameat2(src, n1, d2, n2, e.flags & ~RENAME_WHITEOUT));
       break;
     }
     default:
@@ -295,13 +326,25 @@ int64_t op_runner::xattr_op(const work_item& w) {
   const bool set = e.kind == op::setxattr || e.kind == op::lsetxattr || e.kind == op::fsetxattr;
   const bool get = e.kind == op::getxattr || e.kind == op::lgetxattr || e.kind == op::fgetxattr;
   const bool list = e.kind == op::listxattr || e.kind == op::llistxattr || e.kind == op::flistxattr;
-  std::vector<uint8_t> value;  // a valid value where the kernel parses it (ACLs), as prepare
-  if (set) {
+  if (set) {  // a valid value where the kernel parses it (ACLs), as prepare
+    const uint32_t size = static_cast<uint32_t>(std::min<uint64_t>(e.size, XATTR_SIZE_MAX));
+    // An ACL's value depends only on its size and permission bits: one serves every file.
+    const bool acl = std::string_view(xname).starts_with("system.posix_acl_");
+    const uint32_t mode = acl && (e.mode & acl_mode_present) ? e.mode : 0;
     const handle_id h = w.fx.h1;
-    const uint64_t key = by_fd && h ? s_.handles[h].key : content_key(e.path);
-    value = xattr_value(xname, static_cast<uint32_t>(std::min<uint64_t>(e.size, XATTR_SIZE_MAX)),
-                        s_.data, key);
+    const uint64_t key = acl ? 0 : by_fd && h ? s_.handles[h].key : content_key(e.path);
+    if (!xattr_.valid || xattr_.name != w.text || xattr_.size != size || xattr_.key != key ||
+        xattr_.mode != mode) {
+      xattr_.value = xattr_value(xname, size, s_.data, key);
+      if (mode) give_acl_mode(xattr_.value, mode);
+      xattr_.valid = true;
+      xattr_.name = w.text;
+      xattr_.size = size;
+      xattr_.key = key;
+      xattr_.mode = mode;
+    }
   }
+  const std::vector<uint8_t>& value = xattr_.value;
   const size_t n = std::min<uint64_t>(e.size, s_.sink.size());
   char* sink = reinterpret_cast<char*>(s_.sink.data());
   const int xflags = static_cast<int>(e.flags);
@@ -314,35 +357,31 @@ int64_t op_runner::xattr_op(const work_item& w) {
     return sys(::fremovexattr(fd, xname));
   }
   const bool follow = follows(e);
-  // On an fd from a confined open, or on the parent directory and the name (no-follow only).
-  auto at = [&](int dfd, const char* path, int at_flags) -> int64_t {
+  // Not following a final symlink: the *xattrat calls on the confined parent and the name.
+  if (!follow && w.p1 && w.p1->ok && !w.p1->is_root() &&
+      have_xattrat.load(std::memory_order_relaxed)) {
+    const int d = dir_fd(w.p1);
+    if (d < 0) return d;
+    const char* name = w.p1->name();
+    int64_t r;
     if (set) {
       xattr_args a{reinterpret_cast<uint64_t>(value.data()), static_cast<uint32_t>(value.size()),
                    static_cast<uint32_t>(xflags)};
-      return sys(::syscall(nr_setxattrat, dfd, path, at_flags, xname, &a, sizeof a));
-    }
-    if (get) {
+      r = sys(::syscall(nr_setxattrat, d, name, AT_SYMLINK_NOFOLLOW, xname, &a, sizeof a));
+    } else if (get) {
       xattr_args a{reinterpret_cast<uint64_t>(sink), static_cast<uint32_t>(n), 0};
-      return sys(::syscall(nr_getxattrat, dfd, path, at_flags, xname, &a, sizeof a));
-    }
-    if (list) return sys(::syscall(nr_listxattrat, dfd, path, at_flags, sink, n));
-    return sys(::syscall(nr_removexattrat, dfd, path, at_flags, xname));
-  };
-  if (have_xattrat.load(std::memory_order_relaxed)) {
-    int64_t r;
-    if (!follow && w.p1 && w.p1->ok && !w.p1->is_root()) {
-      const int d = dir_fd(w.p1);
-      if (d < 0) return d;
-      r = at(d, w.p1->name(), AT_SYMLINK_NOFOLLOW);
+      r = sys(::syscall(nr_getxattrat, d, name, AT_SYMLINK_NOFOLLOW, xname, &a, sizeof a));
+    } else if (list) {
+      r = sys(::syscall(nr_listxattrat, d, name, AT_SYMLINK_NOFOLLOW, sink, n));
     } else {
-      owned_fd f{open_path(w.p1, O_PATH | (follow ? 0 : O_NOFOLLOW))};
-      if (f.fd < 0) return f.fd;
-      r = at(f.fd, "", AT_EMPTY_PATH);
+      r = sys(::syscall(nr_removexattrat, d, name, AT_SYMLINK_NOFOLLOW, xname));
     }
     if (r != -ENOSYS) return r;
     have_xattrat.store(false, std::memory_order_relaxed);
   }
-  // Older kernels: the confined fd through /proc (the magic link lands on the object itself).
+  // Otherwise the object opened confined and named through /proc, where the magic link lands
+  // on the object itself: the xattr calls refuse the O_PATH fd as such (EBADF), the
+  // AT_EMPTY_PATH forms of the *xattrat calls included.
   owned_fd f{open_path(w.p1, O_PATH | (follow ? 0 : O_NOFOLLOW))};
   if (f.fd < 0) return f.fd;
   const std::string p = proc_fd(f.fd);

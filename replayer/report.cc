@@ -14,25 +14,11 @@
 
 namespace fsrr {
 
-size_t latency_histogram::bucket(uint64_t v) {
-  if (v < (1u << sub_bits)) return v;
-  const int e = 63 - std::countl_zero(v);
-  return (static_cast<size_t>(e - sub_bits) << sub_bits) + (v >> (e - sub_bits));
-}
-
 uint64_t latency_histogram::upper_edge(size_t b) {
   if (b < (1u << sub_bits)) return b;
   const size_t shift = (b >> sub_bits) - 1;
   const uint64_t top = (b & ((1u << sub_bits) - 1)) + (1u << sub_bits);
   return shift >= 63 ? UINT64_MAX : ((top + 1) << shift) - 1;
-}
-
-void latency_histogram::record(uint64_t ns) {
-  if (counts_.empty()) counts_.resize(bucket_count);
-  ++counts_[bucket(ns)];
-  ++count_;
-  sum_ += ns;
-  max_ = std::max(max_, ns);
 }
 
 void latency_histogram::merge(const latency_histogram& o) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,7 +17,13 @@ namespace fsrr {
 // Memory is taken on the first record, so an unused histogram costs a few words.
 class latency_histogram {
  public:
-  void record(uint64_t ns);
+  void record(uint64_t ns) {  // twice per replayed op
+    if (counts_.empty()) counts_.resize(bucket_count);
+    ++counts_[bucket(ns)];
+    ++count_;
+    sum_ += ns;
+    if (ns > max_) max_ = ns;
+  }
   void merge(const latency_histogram& o);
   uint64_t count() const { return count_; }
   uint64_t max() const { return max_; }
@@ -27,7 +34,11 @@ class latency_histogram {
  private:
   static constexpr int sub_bits = 5;
   static constexpr size_t bucket_count = (64 - sub_bits + 1) << sub_bits;
-  static size_t bucket(uint64_t v);
+  static size_t bucket(uint64_t v) {
+    if (v < (1u << sub_bits)) return v;
+    const int e = 63 - std::countl_zero(v);
+    return (static_cast<size_t>(e - sub_bits) << sub_bits) + (v >> (e - sub_bits));
+  }
   static uint64_t upper_edge(size_t b);
   std::vector<uint64_t> counts_;
   uint64_t count_ = 0, max_ = 0, sum_ = 0;

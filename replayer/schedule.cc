@@ -1,9 +1,6 @@
 #include "schedule.h"
 
 #include <time.h>
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
 
 #include <algorithm>
 #include <fstream>
@@ -38,49 +35,29 @@ uint64_t monotonic_ns() {
   return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
 }
 
-namespace {
-
-struct tick_rate {
-  bool tsc = false;
-  double ns_per_tick = 1.0;
-};
-
-const tick_rate& rate() {
-  static const tick_rate r = [] {
-    tick_rate t;
-#if defined(__x86_64__)
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(cpuinfo, line) && line.rfind("flags", 0) != 0) {
-    }
-    if (line.find(" constant_tsc") == std::string::npos ||
-        line.find(" nonstop_tsc") == std::string::npos)
-      return t;
-    const uint64_t m0 = monotonic_ns(), c0 = __rdtsc();
-    uint64_t m1;
-    while ((m1 = monotonic_ns()) < m0 + 2'000'000) {
-    }
-    const uint64_t c1 = __rdtsc();
-    if (c1 <= c0) return t;
-    t.tsc = true;
-    t.ns_per_tick = static_cast<double>(m1 - m0) / static_cast<double>(c1 - c0);
-#endif
-    return t;
-  }();
-  return r;
+const latency_clock& latency_clock::get() {
+  static const latency_clock clock;
+  return clock;
 }
 
-}  // namespace
-
-uint64_t latency_clock::now() {
+latency_clock::latency_clock() {
 #if defined(__x86_64__)
-  if (rate().tsc) return __rdtsc();
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line) && line.rfind("flags", 0) != 0) {
+  }
+  if (line.find(" constant_tsc") == std::string::npos ||
+      line.find(" nonstop_tsc") == std::string::npos)
+    return;
+  const uint64_t m0 = monotonic_ns(), c0 = __rdtsc();
+  uint64_t m1;
+  while ((m1 = monotonic_ns()) < m0 + 2'000'000) {
+  }
+  const uint64_t c1 = __rdtsc();
+  if (c1 <= c0) return;
+  tsc_ = true;
+  ns_per_tick_ = static_cast<double>(m1 - m0) / static_cast<double>(c1 - c0);
 #endif
-  return monotonic_ns();
-}
-
-uint64_t latency_clock::to_ns(uint64_t ticks) {
-  return static_cast<uint64_t>(static_cast<double>(ticks) * rate().ns_per_tick);
 }
 
 schedule_clock::schedule_clock(const schedule_options& options, uint64_t first_ts)

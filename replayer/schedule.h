@@ -8,6 +8,9 @@
 #include <atomic>
 #include <cstdint>
 #include <string_view>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "event.h"
 
@@ -29,10 +32,26 @@ uint64_t monotonic_ns();
 
 // Op latencies: the CPU's cycle counter where it ticks at a constant rate (read in about half
 // the time of clock_gettime, which counts at a few hundred thousand ops a second), converted
-// with a factor calibrated once against CLOCK_MONOTONIC; CLOCK_MONOTONIC elsewhere.
-struct latency_clock {
-  static uint64_t now();
-  static uint64_t to_ns(uint64_t ticks);
+// with a factor calibrated once against CLOCK_MONOTONIC; CLOCK_MONOTONIC elsewhere. Read twice
+// per replayed op, so the reads are inline.
+class latency_clock {
+ public:
+  // The process's clock; the first call calibrates it (a few ms).
+  static const latency_clock& get();
+  uint64_t now() const {
+#if defined(__x86_64__)
+    if (tsc_) return __rdtsc();
+#endif
+    return monotonic_ns();
+  }
+  uint64_t to_ns(uint64_t ticks) const {
+    return tsc_ ? static_cast<uint64_t>(static_cast<double>(ticks) * ns_per_tick_) : ticks;
+  }
+
+ private:
+  latency_clock();
+  bool tsc_ = false;
+  double ns_per_tick_ = 1.0;
 };
 
 // The one clock all replay threads schedule from.

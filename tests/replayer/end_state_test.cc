@@ -129,3 +129,45 @@ TEST_CASE("a workload's symlinks, hard links, truncates and removals shape the e
   CHECK(s.at("/d/gone").absent);
   for (const auto& d : check(f)) FAIL_CHECK(d.path << ": " << d.what);
 }
+
+TEST_CASE("a rename from one name of an inode to another leaves both names") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.tree_file("/a", 10);
+    event& ln = b.next(t, op::link);
+    ln.path = b.path("/a");
+    ln.path2 = b.path("/b");
+    event& mv = b.next(t, op::rename);
+    mv.path = b.path("/a");
+    mv.path2 = b.path("/b");
+    b.finish();
+  }
+  trace_reader r(f.trace);
+  const expected_state s = expected_end_state(r);
+  REQUIRE(s.count("/a") == 1);
+  CHECK_FALSE(s.at("/a").absent);
+  CHECK(s.at("/a").size == 10);
+  REQUIRE(s.count("/b") == 1);
+  CHECK(s.at("/b").size == 10);
+}
+
+TEST_CASE("an access ACL set with recorded permission bits is expected as the file's mode") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.tree_file("/f", 10, 0600);
+    event& sx = b.next(t, op::setxattr);
+    sx.path = b.path("/f");
+    sx.aux = b.str("system.posix_acl_access");
+    sx.size = 28;
+    sx.mode = acl_mode_present | 0751;
+    b.finish();
+  }
+  trace_reader r(f.trace);
+  const expected_state s = expected_end_state(r);
+  CHECK(s.at("/f").check_mode);
+  CHECK(s.at("/f").mode == (S_IFREG | 0751));
+}

@@ -1,6 +1,8 @@
 // How the engine reports differences, stops, stays confined and keeps time.
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -238,4 +240,161 @@ TEST_CASE("a cancel request stops the replay and says so") {
   const replay_stats s = f.replay(o);
   CHECK(s.stopped == "interrupted");
   CHECK(s.wall_ns < 50'000'000);
+}
+
+TEST_CASE("setxattr by path sets the attribute on the file") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.tree_file("/f", 100);
+    event& sx = b.next(t, op::setxattr);
+    sx.path = b.path("/f");
+    sx.aux = b.str("user.fsrr");
+    sx.size = 16;
+    b.finish();
+  }
+  const replay_stats s = f.replay();
+  CHECK(s.mismatches == 0);
+  CHECK(count(s, op::setxattr) == 1);
+  CHECK(::getxattr((f.target + "/f").c_str(), "user.fsrr", nullptr, 0) == 16);
+}
+
+TEST_CASE("getxattr by path returns the size of the file's attribute") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.tree_file("/f", 100);
+    event& sx = b.next(t, op::setxattr);
+    sx.path = b.path("/f");
+    sx.aux = b.str("user.fsrr");
+    sx.size = 16;
+    event& gx = b.next(t, op::getxattr, 16);
+    gx.path = b.path("/f");
+    gx.aux = b.str("user.fsrr");
+    gx.size = 64;
+    b.finish();
+  }
+  const replay_stats s = f.replay();
+  CHECK(s.mismatches == 0);
+  CHECK(count(s, op::getxattr) == 1);
+  CHECK(s.ops[static_cast<size_t>(op::getxattr)].errors == 0);
+}
+
+TEST_CASE("a thread with ops after its exit event replays them on a new replay thread") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id a = b.thread(1, 1, 1);
+    const thread_id c = b.thread(2, 2, 2);
+    b.next(c, op::mkdir).path = b.path("/before");
+    b.next(c, op::exit);
+    b.next(a, op::mkdir).path = b.path("/other");
+    b.next(c, op::mkdir).path = b.path("/after");
+    b.finish();
+  }
+  const replay_stats s = f.replay();
+  CHECK(s.stopped.empty());
+  CHECK(s.mismatches == 0);
+  CHECK(count(s, op::mkdir) == 3);
+  CHECK(s.threads == 2);
+  CHECK(S_ISDIR(f.mode("before")));
+  CHECK(S_ISDIR(f.mode("after")));
+}
+
+TEST_CASE("a symlink replaced between two ops leads the second to its new target") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.tree_dir("/d1");
+    b.tree_dir("/d2");
+    const file_id link1 = b.file(10, S_IFLNK);
+    event& l1 = b.next(t, op::symlink);
+    l1.path = b.path("/l");
+    l1.aux = b.str("d1");
+    int name = 0;
+    auto create = [&](const char* p) {
+      event& o = b.next(t, op::openat, 3);
+      o.path = b.path(p);
+      o.file = b.file(20 + name++);
+      o.flags = O_WRONLY | O_CREAT | O_EXCL;
+      o.mode = 0644;
+      b.next(t, op::close).fd = 3;
+    };
+    create("/l/a");
+    event& rm = b.next(t, op::unlink);
+    rm.path = b.path("/l");
+    rm.file = link1;
+    event& l2 = b.next(t, op::symlink);
+    l2.path = b.path("/l");
+    l2.aux = b.str("d2");
+    create("/l/b");
+    b.finish();
+  }
+  const replay_stats s = f.replay();
+  CHECK(s.mismatches == 0);
+  CHECK(f.exists("d1/a"));
+  CHECK(f.exists("d2/b"));
+  CHECK_FALSE(f.exists("d1/b"));
+}
+
+TEST_CASE("a rename that asks for a whiteout leaves no device node behind") {
+  if (!require_root("a whiteout needs CAP_MKNOD")) return;
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.tree_file("/a", 10);
+    event& mv = b.next(t, op::renameat2);
+    mv.path = b.path("/a");
+    mv.path2 = b.path("/b");
+    mv.file = b.file(5);
+    mv.flags = RENAME_WHITEOUT;
+    b.finish();
+  }
+  const replay_stats s = f.replay();
+  CHECK(s.mismatches == 0);
+  CHECK_FALSE(f.exists("a"));
+  CHECK(f.size("b") == 10);
+}
+
+TEST_CASE("a stop thousands of ops into a single-thread trace ends right after that op") {
+  replay_fixture f;
+  constexpr int ops = 20'000, failing = 15'000;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    for (int i = 0; i < ops; ++i)
+      b.next(t, op::mkdir, i == failing ? -EEXIST : 0).path = b.path(fmt::format("/d{}", i));
+    b.finish();
+  }
+  engine_options o = afap();
+  o.strict = true;
+  const replay_stats s = f.replay(o);
+  CHECK(s.stopped ==
+        fmt::format("--strict: mkdir /d{} returned 0 where the recording had -17", failing));
+  CHECK(count(s, op::mkdir) == failing + 1);
+  CHECK(s.events == failing + 1);
+  CHECK(f.exists(fmt::format("d{}", failing)));
+  CHECK_FALSE(f.exists(fmt::format("d{}", failing + 1)));
+}
+
+TEST_CASE("an access ACL set with recorded permission bits gives the file that mode") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.tree_file("/f", 10, 0600);
+    event& sx = b.next(t, op::setxattr);
+    sx.path = b.path("/f");
+    sx.aux = b.str("system.posix_acl_access");
+    sx.size = 28;
+    sx.mode = acl_mode_present | 0751;
+    b.finish();
+  }
+  const replay_stats s = f.replay();
+  CHECK(s.mismatches == 0);
+  CHECK((f.mode("f") & 07777) == 0751);
 }

@@ -207,3 +207,18 @@ TEST_CASE("run_replay prepares the tree then replays the events and reports them
   CHECK(format_outcome(out).find("copy_file_range") != std::string::npos);
   CHECK(f.size("dst/f3") == static_cast<long long>(file_size(3)));
 }
+
+TEST_CASE("a recorded cp -a replays alike when the replaying thread decodes it too") {
+  replay_fixture f;
+  record_cp(f.trace, 40);
+  engine_options o = afap();
+  o.decode_ahead = false;
+  const replay_stats s = f.replay(o);
+  CHECK(s.stopped.empty());
+  CHECK(s.mismatches == 0);
+  CHECK(s.threads == 1);
+  CHECK(count(s, op::openat) == 81);
+  CHECK(count(s, op::copy_file_range) == 40 + 32);
+  for (int i = 0; i < 40; ++i)
+    CHECK(f.size(fmt::format("dst/f{}", i)) == static_cast<long long>(file_size(i)));
+}

@@ -193,24 +193,49 @@ TEST_CASE("the last thread leaving a table closes its fds") {
   CHECK(fx.released.size() == 1);
 }
 
-TEST_CASE("a copy op at the fd's position is taken to use and move the position") {
+TEST_CASE("a copy op with offsets of -1 uses and moves the fds' positions") {
   fd_map m = three_threads();
   fd_effect fx;
   m.apply(open_ev(1, 3), fx);
   m.apply(open_ev(1, 4, O_WRONLY | O_CREAT), fx);
+  const handle_id out = fx.h1;
   event c = ev(1, op::copy_file_range, 3, 100);
   c.fd2 = 4;
+  c.offset = c.offset2 = -1;
   c.size = 1 << 30;
   m.apply(c, fx);
   CHECK(fx.pos1);
   CHECK(fx.pos2);
-  c.result = 0;
-  c.offset = 100;
-  c.offset2 = 100;
-  m.apply(c, fx);
-  CHECK(fx.pos1);
-  CHECK(fx.pos2);
-  c.offset = 7;  // explicit offsets elsewhere
+  CHECK(m.handle(out).pos == 100);
+}
+
+TEST_CASE("a copy op with explicit offsets leaves the fds' positions alone") {
+  fd_map m = three_threads();
+  fd_effect fx;
+  m.apply(open_ev(1, 3), fx);
+  m.apply(open_ev(1, 4, O_WRONLY | O_CREAT), fx);
+  const handle_id out = fx.h1;
+  event c = ev(1, op::copy_file_range, 3, 100);
+  c.fd2 = 4;
+  c.offset = 0;  // the position itself, passed by pointer
+  c.offset2 = 700;
+  c.size = 100;
   m.apply(c, fx);
   CHECK_FALSE(fx.pos1);
+  CHECK_FALSE(fx.pos2);
+  CHECK(m.handle(out).pos == 0);
+}
+
+TEST_CASE("dup2 from an fd the trace does not follow closes the file fd2 held") {
+  fd_map m = three_threads();
+  fd_effect fx;
+  m.apply(open_ev(1, 3), fx);
+  const handle_id h = fx.h1;
+  event d = ev(1, op::dup2, 7, 3);  // fd 7: a pipe, never seen in the trace
+  d.fd2 = 3;
+  m.apply(d, fx);
+  CHECK(fx.h1 == no_handle);
+  CHECK(fx.released == std::vector<handle_id>{h});
+  m.apply(ev(1, op::write, 3, 10), fx);
+  CHECK(fx.h1 == no_handle);
 }

@@ -91,6 +91,7 @@ void record_cp(const std::string& path, int files) {
     c1.fd2 = 5;
     c1.file = in;
     c1.file2 = out;
+    c1.offset = c1.offset2 = -1;  // NULL: at the fds' positions
     c1.size = 0x7fffffffc0000000ull;
     if (n > 0) {
       const event first = c1;
@@ -100,8 +101,7 @@ void record_cp(const std::string& path, int files) {
       c2.file = first.file;
       c2.file2 = first.file2;
       c2.size = first.size;
-      c2.offset = n;
-      c2.offset2 = n;
+      c2.offset = c2.offset2 = -1;
     }
     event& ut = b.next(t, op::utimensat);
     ut.fd = 5;
