@@ -514,8 +514,15 @@ struct trace_reader::event_stream::impl {
     size_t live = 0;  // cursors not yet exhausted
   };
   std::deque<std::unique_ptr<decoded>> blocks;  // joined blocks still referenced, oldest first
-  std::unique_ptr<decoded> ahead;               // decoded, not yet joined
-  uint64_t ahead_min = 0;
+  // The next block with events: decompressed and verified, decoded only when the merge
+  // reaches its first event (so the first event costs one block's decoding, not two).
+  struct pending {
+    size_t index;
+    std::vector<uint8_t> buf;
+    const fb::Chunk* chunk;
+    uint64_t min_ts;
+  };
+  std::optional<pending> ahead;
 
   struct cursor {
     const event* at;
@@ -556,30 +563,27 @@ struct trace_reader::event_stream::impl {
 
   void decode_ahead() {
     while (!ahead && next_block < r->blocks.size()) {
-      const size_t i = next_block++;
-      const auto* b = r->load_block(i, buf);
-      r->apply_block(i, *b);
-      if (!b->chunk()) continue;
-      auto d = std::make_unique<decoded>();
-      d->index = i;
-      r->decode_chunk(i, *b->chunk(), d->groups, unknown);
-      bool any = false;
-      for (const auto& g : d->groups)
-        if (!g.empty() && (!any || g.front().ts < ahead_min)) {
-          ahead_min = g.front().ts;
-          any = true;
-        }
-      if (any) ahead = std::move(d);
+      pending p{next_block++, {}, nullptr, 0};
+      const auto* b = r->load_block(p.index, p.buf);
+      r->apply_block(p.index, *b);
+      if (!b->chunk() || b->chunk()->events() == 0) continue;
+      p.chunk = b->chunk();  // points into p.buf, whose storage moves with it
+      p.min_ts = p.chunk->min_ts();
+      ahead = std::move(p);
     }
   }
 
   void join_ahead() {
-    for (const auto& g : ahead->groups)
+    auto d = std::make_unique<decoded>();
+    d->index = ahead->index;
+    r->decode_chunk(ahead->index, *ahead->chunk, d->groups, unknown);
+    ahead.reset();
+    for (const auto& g : d->groups)
       if (!g.empty()) {
-        push({g.data(), g.data() + g.size(), ahead.get()});
-        ++ahead->live;
+        push({g.data(), g.data() + g.size(), d.get()});
+        ++d->live;
       }
-    blocks.push_back(std::move(ahead));
+    if (d->live) blocks.push_back(std::move(d));
   }
 
   void exhausted(decoded* d) {
@@ -593,7 +597,7 @@ struct trace_reader::event_stream::impl {
       const bool any = current || !heap.empty();
       const bool from_heap = !heap.empty() && (!current || heap[0].before(*current));
       const uint64_t first_ts = from_heap ? heap[0].at->ts : current ? current->at->ts : 0;
-      if (ahead && (!any || ahead_min <= first_ts)) {
+      if (ahead && (!any || ahead->min_ts <= first_ts)) {
         join_ahead();
         continue;
       }

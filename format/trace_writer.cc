@@ -84,6 +84,7 @@ struct trace_writer::impl {
   std::vector<codec::group_encoder> groups;
   std::unordered_map<thread_id, size_t> group_of;
   uint32_t chunk_events = 0;
+  uint32_t chunk_limit = 0;  // grows to opt.chunk_events: a reader's first event comes fast
   size_t chunk_bytes = 0;
   uint64_t chunk_min_ts = 0, chunk_max_ts = 0;
   uint64_t last_flush_ts = 0;
@@ -126,6 +127,7 @@ trace_writer::trace_writer(const std::string& path, header_info header, writer_o
     : impl_(std::make_unique<impl>()) {
   impl_->path = path;
   impl_->opt = options;
+  impl_->chunk_limit = std::min<uint32_t>(options.chunk_events, 16384);
   const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options.overwrite ? O_TRUNC : O_EXCL);
   impl_->fd = ::open(path.c_str(), flags, 0600);
   if (impl_->fd < 0) {
@@ -260,7 +262,7 @@ void trace_writer::append(const event& e) {
   if (e.ts > m.chunk_max_ts) m.chunk_max_ts = e.ts;
   ++m.chunk_events;
   m.sum.add(e);
-  if (m.chunk_events >= m.opt.chunk_events ||
+  if (m.chunk_events >= m.chunk_limit ||
       m.chunk_bytes + m.defs.bytes() >= m.opt.chunk_bytes)
     flush();
 }
@@ -519,6 +521,7 @@ void trace_writer::impl::write_block() {
   last_parent = 0;
   groups.clear();
   group_of.clear();
+  if (chunk_events) chunk_limit = std::min(opt.chunk_events, chunk_limit * 2);
   chunk_events = 0;
   chunk_bytes = 0;
   tree.clear();
