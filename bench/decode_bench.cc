@@ -2,6 +2,7 @@
 // fstat, read/write loop, close) and time reading it back through the event stream.
 // Prints events/s for the whole read (open, tables, decompress, decode, merge) and bytes/event.
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -84,15 +85,26 @@ uint64_t write_trace(const std::string& path, uint64_t target_events) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const uint64_t want = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10000000;
-  const std::string path = fmt::format("/dev/shm/fsrr-decode-bench.{}.trace", ::getpid());
-  const uint64_t n = write_trace(path, want);
+  // An argument that names a file reads that trace instead of writing a synthetic one.
+  struct stat given;
+  const bool existing = argc > 1 && ::stat(argv[1], &given) == 0;
+  const uint64_t want = argc > 1 && !existing ? std::strtoull(argv[1], nullptr, 10) : 10000000;
+  const std::string path =
+      existing ? argv[1] : fmt::format("/dev/shm/fsrr-decode-bench.{}.trace", ::getpid());
+  const uint64_t n = existing ? trace_reader(path).summary().events : write_trace(path, want);
   struct stat st;
   ::stat(path.c_str(), &st);
-  double best = 1e9;
+  // CPU time as well as wall time: on a shared machine the wall clock also counts waiting.
+  auto cpu_now = [] {
+    timespec t;
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+  };
+  double best = 1e9, best_cpu = 1e9;
   uint64_t checksum = 0;
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < 5; ++round) {
     const auto a = std::chrono::steady_clock::now();
+    const double cpu_a = cpu_now();
     trace_reader r(path);
     auto s = r.events();
     event e;
@@ -107,12 +119,13 @@ int main(int argc, char** argv) {
       return 1;
     }
     best = std::min(best, secs);
+    best_cpu = std::min(best_cpu, cpu_now() - cpu_a);
   }
-  ::unlink(path.c_str());
+  if (!existing) ::unlink(path.c_str());
   fmt::print("events: {}  trace: {} bytes ({:.2f} bytes/event)\n", n, st.st_size,
              double(st.st_size) / n);
-  fmt::print("decode: {:.1f} M events/s (best of 3, whole read: open, tables, zstd, decode, "
-             "time merge of 8 threads)  [checksum {:x}]\n",
-             n / best / 1e6, checksum & 0xffff);
+  fmt::print("decode: {:.1f} M events/s wall, {:.1f} M events/s of CPU time (best of 5; the whole "
+             "read: open, tables, zstd, decode, merge by time)  [checksum {:x}]\n",
+             n / best / 1e6, n / best_cpu / 1e6, checksum & 0xffff);
   return 0;
 }

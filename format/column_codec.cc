@@ -9,34 +9,6 @@ bool carries_data(op_class c) {
   return c == op_class::read || c == op_class::write || c == op_class::copy;
 }
 
-class varint_reader {
- public:
-  explicit varint_reader(std::span<const uint8_t> s) : p_(s.data()), end_(s.data() + s.size()) {}
-  bool get(uint64_t& v) {
-    uint64_t r = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ == end_) return false;
-      const uint8_t b = *p_++;
-      r |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) {
-        v = r;
-        return true;
-      }
-    }
-    return false;  // more than 10 bytes: not a varint we wrote
-  }
-  bool get_byte(uint8_t& b) {
-    if (p_ == end_) return false;
-    b = *p_++;
-    return true;
-  }
-  bool done() const { return p_ == end_; }
-
- private:
-  const uint8_t* p_;
-  const uint8_t* end_;
-};
-
 }  // namespace
 
 uint32_t wire_fields(op o) {
@@ -110,62 +82,64 @@ void group_encoder::add(const event& e) {
   ++count_;
 }
 
-bool decode_group(const group_input& in, const op_map& ops, std::vector<event>& out,
-                  uint64_t& unknown, std::string& error) {
-  std::array<varint_reader, column_count> r = {
-      varint_reader(in.cols[0]),  varint_reader(in.cols[1]),  varint_reader(in.cols[2]),
-      varint_reader(in.cols[3]),  varint_reader(in.cols[4]),  varint_reader(in.cols[5]),
-      varint_reader(in.cols[6]),  varint_reader(in.cols[7]),  varint_reader(in.cols[8]),
-      varint_reader(in.cols[9]),  varint_reader(in.cols[10]), varint_reader(in.cols[11]),
-      varint_reader(in.cols[12]), varint_reader(in.cols[13]), varint_reader(in.cols[14]),
-      varint_reader(in.cols[15])};
-  column_state st;
-  st.prev_end = in.first_ts;
+group_decoder::group_decoder(const group_input& in, const op_map& ops)
+    : in_(in), ops_(&ops) {
+  for (int c = 0; c < column_count; ++c) r_[c] = varint_reader(in.cols[c]);
+  st_.prev_end = in.first_ts;
+}
+
+bool group_decoder::fail(const char* what) {
+  error_ = fmt::format("thread {} event {}: {}", in_.thread, next_, what);
+  failed_ = true;
+  return false;
+}
+
+bool group_decoder::decode(std::vector<event>& out, size_t max, uint64_t& unknown) {
+  if (failed_) return false;
   const size_t base = out.size();
-  out.resize(base + in.count);  // decoded in place; ops this build does not know are dropped
+  const size_t want = std::min<size_t>(max, in_.count - next_);
+  out.resize(base + want);  // decoded in place; ops this build does not know are dropped
   size_t n = base;
   bool reused = false;  // slot n holds a dropped event's fields
-  auto fail = [&](const char* what, uint32_t i) {
-    out.resize(base);
-    error = fmt::format("thread {} event {}: {}", in.thread, i, what);
-    return false;
-  };
-  for (uint32_t i = 0; i < in.count; ++i) {
+  for (size_t k = 0; k < want; ++k, ++next_) {
     uint8_t code;
-    if (!r[c_op].get_byte(code)) return fail("op column too short", i);
-    if (code >= ops.codes.size()) return fail("op code outside the header's op list", i);
-    const op_map::entry& m = ops.codes[code];
+    if (!r_[c_op].get_byte(code)) return fail("op column too short");
+    if (code >= ops_->codes.size()) return fail("op code outside the header's op list");
+    const op_map::entry& m = ops_->codes[code];
     event& e = out[n];
     if (reused) e = event{};
-    e.thread = in.thread;
+    e.thread = in_.thread;
     e.kind = m.kind;
     uint64_t gap, dur, res, v;
-    if (!r[c_gap].get(gap) || !r[c_dur].get(dur) || !r[c_result].get(res))
-      return fail("time or result column too short", i);
-    e.ts = st.prev_end + static_cast<uint64_t>(unzigzag(gap));
+    if (!r_[c_gap].get(gap) || !r_[c_dur].get(dur) || !r_[c_result].get(res))
+      return fail("time or result column too short");
+    e.ts = st_.prev_end + static_cast<uint64_t>(unzigzag(gap));
     e.dur = dur;
     const uint32_t f = m.fields;
-#define FIELD(bit, col, assign)                                                 \
-  if (f & bit) {                                                                \
-    if (!r[col].get(v)) return fail("field column too short", i);               \
-    assign;                                                                     \
+#define FIELD(bit, col, assign)                                  \
+  if (f & bit) {                                                 \
+    if (!r_[col].get(v)) return fail("field column too short");  \
+    assign;                                                      \
   }
     FIELD(F_FD, c_fd, e.fd = static_cast<int32_t>(unzigzag(v)))
     FIELD(F_FD2, c_fd2, e.fd2 = static_cast<int32_t>(unzigzag(v)))
     // Paths before files: a file is predicted from its fd or its path.
-    FIELD(F_PATH, c_path, e.path = static_cast<uint32_t>(wrap_add(st.prev_path, unzigzag(v))))
-    FIELD(F_PATH2, c_path2, e.path2 = static_cast<uint32_t>(wrap_add(st.prev_path2, unzigzag(v))))
-    FIELD(F_FILE, c_file, e.file = static_cast<uint32_t>(wrap_add(st.predicted_file(e, f), unzigzag(v))))
-    FIELD(F_FILE2, c_file2, e.file2 = static_cast<uint32_t>(wrap_add(st.prev_file2, unzigzag(v))))
-    FIELD(F_OFFSET, c_offset, e.offset = wrap_add(unzigzag(v), st.predicted_offset(e, f)))
-    FIELD(F_OFFSET2, c_offset2, e.offset2 = wrap_add(unzigzag(v), st.predicted_offset2(f)))
+    FIELD(F_PATH, c_path, e.path = static_cast<uint32_t>(wrap_add(st_.prev_path, unzigzag(v))))
+    FIELD(F_PATH2, c_path2,
+          e.path2 = static_cast<uint32_t>(wrap_add(st_.prev_path2, unzigzag(v))))
+    FIELD(F_FILE, c_file,
+          e.file = static_cast<uint32_t>(wrap_add(st_.predicted_file(e, f), unzigzag(v))))
+    FIELD(F_FILE2, c_file2,
+          e.file2 = static_cast<uint32_t>(wrap_add(st_.prev_file2, unzigzag(v))))
+    FIELD(F_OFFSET, c_offset, e.offset = wrap_add(unzigzag(v), st_.predicted_offset(e, f)))
+    FIELD(F_OFFSET2, c_offset2, e.offset2 = wrap_add(unzigzag(v), st_.predicted_offset2(f)))
     FIELD(F_SIZE, c_size, e.size = v)
     FIELD(F_FLAGS, c_flags, e.flags = static_cast<uint32_t>(v))
     FIELD(F_MODE, c_mode, e.mode = static_cast<uint32_t>(v))
     FIELD(F_AUX, c_aux, e.aux = v)
 #undef FIELD
     e.result = wrap_add(unzigzag(res), predicted_result(e, f));
-    st.after(e, f);
+    st_.after(e, f);
     reused = !m.known;
     if (m.known)
       ++n;
@@ -173,9 +147,20 @@ bool decode_group(const group_input& in, const op_map& ops, std::vector<event>& 
       ++unknown;  // decoded to keep the predictions in step, then dropped
   }
   out.resize(n);
-  for (int c = 0; c < column_count; ++c)
-    if (!r[c].done()) return fail("column longer than its events", in.count);
+  if (done())
+    for (int c = 0; c < column_count; ++c)
+      if (!r_[c].done()) return fail("column longer than its events");
   return true;
+}
+
+bool decode_group(const group_input& in, const op_map& ops, std::vector<event>& out,
+                  uint64_t& unknown, std::string& error) {
+  group_decoder d(in, ops);
+  const size_t base = out.size();
+  if (d.decode(out, in.count, unknown)) return true;
+  out.resize(base);
+  error = d.error();
+  return false;
 }
 
 }  // namespace fsrr::codec

@@ -123,4 +123,69 @@ struct group_input {
 bool decode_group(const group_input& in, const op_map& ops, std::vector<event>& out,
                   uint64_t& unknown, std::string& error);
 
+class varint_reader {
+ public:
+  varint_reader() = default;
+  explicit varint_reader(std::span<const uint8_t> s) : p_(s.data()), end_(s.data() + s.size()) {}
+  bool get(uint64_t& v) {
+    // Most values are predicted well and take one byte, many times two: the fast paths.
+    if (end_ - p_ >= 2) {
+      const uint8_t b0 = p_[0];
+      if (b0 < 0x80) {
+        v = b0;
+        p_ += 1;
+        return true;
+      }
+      const uint8_t b1 = p_[1];
+      if (b1 < 0x80) {
+        v = (b0 & 0x7fu) | static_cast<uint64_t>(b1) << 7;
+        p_ += 2;
+        return true;
+      }
+    }
+    uint64_t r = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) return false;
+      const uint8_t b = *p_++;
+      r |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) {
+        v = r;
+        return true;
+      }
+    }
+    return false;  // more than 10 bytes: not a varint we wrote
+  }
+  bool get_byte(uint8_t& b) {
+    if (p_ == end_) return false;
+    b = *p_++;
+    return true;
+  }
+  bool done() const { return p_ == end_; }
+
+ private:
+  const uint8_t* p_ = nullptr;
+  const uint8_t* end_ = nullptr;
+};
+
+// Decodes one thread group a batch at a time, so that a reader holds a few thousand decoded
+// events per thread (in cache) rather than a whole chunk's. The columns must outlive it.
+class group_decoder {
+ public:
+  group_decoder(const group_input& in, const op_map& ops);
+  // Appends up to `max` events to `out`; false on damage (see error()).
+  bool decode(std::vector<event>& out, size_t max, uint64_t& unknown);
+  bool done() const { return next_ == in_.count; }
+  const std::string& error() const { return error_; }
+
+ private:
+  bool fail(const char* what);
+  group_input in_;
+  const op_map* ops_;
+  std::array<varint_reader, column_count> r_;
+  column_state st_;
+  uint32_t next_ = 0;  // events decoded so far
+  bool failed_ = false;
+  std::string error_;
+};
+
 }  // namespace fsrr::codec

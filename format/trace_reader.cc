@@ -83,6 +83,8 @@ struct trace_reader::impl {
   void apply_defs(size_t i, const fb::Defs& d);
   void apply_tree(size_t i, const fb::Tree& t);
   void apply_counters(size_t i, const fb::Counters& c);
+  codec::group_input group_of(size_t i, const fb::ThreadEvents& g) const;
+  void check_ids(size_t i, const std::vector<event>& v) const;
   void decode_chunk(size_t i, const fb::Chunk& c, std::vector<std::vector<event>>& out,
                     uint64_t& unknown) const;
   void compute_summary();
@@ -352,29 +354,36 @@ void trace_reader::impl::load_tables() {
   if (paths.size() <= root_path) paths.push_back({no_id, ""});  // a trace with no blocks
 }
 
+codec::group_input trace_reader::impl::group_of(size_t i, const fb::ThreadEvents& g) const {
+  const uint32_t thread = g.thread();
+  if (thread == no_id || thread >= threads.size())
+    fail_block(i, fmt::format("events of unknown thread {}", thread));
+  codec::group_input in{thread, g.count(), g.first_ts(), {}};
+  const flatbuffers::Vector<uint8_t>* cols[codec::column_count] = {
+      g.op(),   g.gap(),   g.dur(),  g.result(), g.fd(),     g.fd2(),     g.file(),  g.file2(),
+      g.path(), g.path2(), g.offset(), g.offset2(), g.size(), g.flags(), g.mode(), g.aux()};
+  for (int col = 0; col < codec::column_count; ++col)
+    if (cols[col]) in.cols[col] = {cols[col]->data(), cols[col]->size()};
+  if (in.count > in.cols[codec::c_op].size()) fail_block(i, "event count exceeds its columns");
+  return in;
+}
+
+void trace_reader::impl::check_ids(size_t i, const std::vector<event>& v) const {
+  const size_t np = paths.size(), nf = files.size();
+  for (const event& e : v)
+    if (e.path >= np || e.path2 >= np || e.file >= nf || e.file2 >= nf)
+      fail_block(i, fmt::format("thread {}: event refers to an unknown path or file", e.thread));
+}
+
 void trace_reader::impl::decode_chunk(size_t i, const fb::Chunk& c,
                                       std::vector<std::vector<event>>& out,
                                       uint64_t& unknown) const {
-  if (!c.threads()) return;
   std::string why;
-  for (const auto* g : *c.threads()) {
-    const uint32_t thread = g->thread();
-    if (thread == no_id || thread >= threads.size())
-      fail_block(i, fmt::format("events of unknown thread {}", thread));
-    codec::group_input in{thread, g->count(), g->first_ts(), {}};
-    const flatbuffers::Vector<uint8_t>* cols[codec::column_count] = {
-        g->op(),    g->gap(),     g->dur(),    g->result(), g->fd(),    g->fd2(),
-        g->file(),  g->file2(),   g->path(),   g->path2(),  g->offset(), g->offset2(),
-        g->size(),  g->flags(),   g->mode(),   g->aux()};
-    for (int k = 0; k < codec::column_count; ++k)
-      if (cols[k]) in.cols[k] = {cols[k]->data(), cols[k]->size()};
-    if (in.count > in.cols[codec::c_op].size()) fail_block(i, "event count exceeds its columns");
+  for (size_t k = 0; c.threads() && k < c.threads()->size(); ++k) {
     auto& v = out.emplace_back();
-    if (!codec::decode_group(in, ops, v, unknown, why)) fail_block(i, why);
-    const size_t np = paths.size(), nf = files.size();
-    for (const event& e : v)
-      if (e.path >= np || e.path2 >= np || e.file >= nf || e.file2 >= nf)
-        fail_block(i, fmt::format("thread {}: event refers to an unknown path or file", thread));
+    if (!codec::decode_group(group_of(i, *c.threads()->Get(k)), ops, v, unknown, why))
+      fail_block(i, why);
+    check_ids(i, v);
   }
 }
 
@@ -502,31 +511,37 @@ size_t trace_reader::thread_count() {
 // The merge: every decoded thread group is a cursor; the cursor with the earliest next event
 // goes first. Blocks are decoded one ahead and joined once the merge reaches their first
 // event, so memory holds only the blocks whose time ranges overlap.
+// The merge: every thread group of a joined block is a cursor, decoded a batch at a time;
+// the cursor with the earliest next event goes first. The next block is decompressed ahead
+// and joined once the merge reaches its first event, so memory holds only the blocks whose
+// time ranges overlap, and only a batch of decoded events per thread.
 struct trace_reader::event_stream::impl {
+  static constexpr size_t batch_events = 1024;
+
   trace_reader::impl* r;
   size_t next_block = 0;
-  std::vector<uint8_t> buf;
   uint64_t unknown = 0;
 
+  struct group_state {
+    std::optional<codec::group_decoder> dec;
+    std::vector<event> batch;
+  };
   struct decoded {
     size_t index;  // block number: orders equal timestamps of one thread across blocks
-    std::vector<std::vector<event>> groups;
-    size_t live = 0;  // cursors not yet exhausted
+    std::vector<uint8_t> buf;        // the block, which the decoders read
+    std::vector<group_state> groups;  // never resized while cursors point into it
+    size_t live = 0;                  // cursors not yet exhausted
   };
   std::deque<std::unique_ptr<decoded>> blocks;  // joined blocks still referenced, oldest first
-  // The next block with events: decompressed and verified, decoded only when the merge
-  // reaches its first event (so the first event costs one block's decoding, not two).
-  struct pending {
-    size_t index;
-    std::vector<uint8_t> buf;
-    const fb::Chunk* chunk;
-    uint64_t min_ts;
-  };
-  std::optional<pending> ahead;
+  std::vector<std::unique_ptr<decoded>> spare;  // finished blocks, buffers kept for reuse
+  std::unique_ptr<decoded> ahead;               // decompressed, not yet joined
+  const fb::Chunk* ahead_chunk = nullptr;
+  uint64_t ahead_min = 0;
 
   struct cursor {
     const event* at;
     const event* end;
+    group_state* g;
     decoded* block;
     bool before(const cursor& o) const {  // strict ordering key: (ts, thread, block)
       if (at->ts != o.at->ts) return at->ts < o.at->ts;
@@ -543,9 +558,9 @@ struct trace_reader::event_stream::impl {
     const size_t n = heap.size();
     for (;;) {
       size_t m = i;
-      const size_t l = 2 * i + 1, r = l + 1;
+      const size_t l = 2 * i + 1, rr = l + 1;
       if (l < n && heap[l].before(heap[m])) m = l;
-      if (r < n && heap[r].before(heap[m])) m = r;
+      if (rr < n && heap[rr].before(heap[m])) m = rr;
       if (m == i) return;
       std::swap(heap[i], heap[m]);
       i = m;
@@ -561,34 +576,68 @@ struct trace_reader::event_stream::impl {
     }
   }
 
+  std::unique_ptr<decoded> fresh() {
+    if (spare.empty()) return std::make_unique<decoded>();
+    auto d = std::move(spare.back());
+    spare.pop_back();
+    return d;
+  }
+
   void decode_ahead() {
     while (!ahead && next_block < r->blocks.size()) {
-      pending p{next_block++, {}, nullptr, 0};
-      const auto* b = r->load_block(p.index, p.buf);
-      r->apply_block(p.index, *b);
-      if (!b->chunk() || b->chunk()->events() == 0) continue;
-      p.chunk = b->chunk();  // points into p.buf, whose storage moves with it
-      p.min_ts = p.chunk->min_ts();
-      ahead = std::move(p);
+      auto d = fresh();
+      d->index = next_block++;
+      const auto* b = r->load_block(d->index, d->buf);
+      r->apply_block(d->index, *b);
+      if (!b->chunk() || b->chunk()->events() == 0 || !b->chunk()->threads()) {
+        spare.push_back(std::move(d));
+        continue;
+      }
+      ahead_chunk = b->chunk();  // points into d->buf, which moves with d
+      ahead_min = ahead_chunk->min_ts();
+      ahead = std::move(d);
     }
   }
 
+  // The next batch of a group; false when the group has no more events.
+  bool refill(cursor& c) {
+    group_state& g = *c.g;
+    g.batch.clear();
+    while (g.batch.empty() && !g.dec->done()) {
+      if (!g.dec->decode(g.batch, batch_events, unknown)) r->fail_block(c.block->index, g.dec->error());
+      r->check_ids(c.block->index, g.batch);
+    }
+    c.at = g.batch.data();
+    c.end = g.batch.data() + g.batch.size();
+    return c.at != c.end;
+  }
+
   void join_ahead() {
-    auto d = std::make_unique<decoded>();
-    d->index = ahead->index;
-    r->decode_chunk(ahead->index, *ahead->chunk, d->groups, unknown);
-    ahead.reset();
-    for (const auto& g : d->groups)
-      if (!g.empty()) {
-        push({g.data(), g.data() + g.size(), d.get()});
+    decoded* d = ahead.get();
+    const auto& groups = *ahead_chunk->threads();
+    d->groups.resize(groups.size());
+    d->live = 0;
+    for (size_t k = 0; k < groups.size(); ++k) {
+      d->groups[k].dec.emplace(r->group_of(d->index, *groups.Get(k)), r->ops);
+      cursor c{nullptr, nullptr, &d->groups[k], d};
+      if (refill(c)) {
+        push(c);
         ++d->live;
       }
-    if (d->live) blocks.push_back(std::move(d));
+    }
+    if (d->live)
+      blocks.push_back(std::move(ahead));
+    else
+      spare.push_back(std::move(ahead));
+    ahead.reset();
   }
 
   void exhausted(decoded* d) {
     --d->live;
-    while (!blocks.empty() && blocks.front()->live == 0) blocks.pop_front();
+    while (!blocks.empty() && blocks.front()->live == 0) {
+      spare.push_back(std::move(blocks.front()));
+      blocks.pop_front();
+    }
   }
 
   bool next(event& out) {
@@ -597,7 +646,7 @@ struct trace_reader::event_stream::impl {
       const bool any = current || !heap.empty();
       const bool from_heap = !heap.empty() && (!current || heap[0].before(*current));
       const uint64_t first_ts = from_heap ? heap[0].at->ts : current ? current->at->ts : 0;
-      if (ahead && (!any || ahead->min_ts <= first_ts)) {
+      if (ahead && (!any || ahead_min <= first_ts)) {
         join_ahead();
         continue;
       }
@@ -613,7 +662,7 @@ struct trace_reader::event_stream::impl {
         sift_down(0);
       }
       out = *current->at++;
-      if (current->at == current->end) {
+      if (current->at == current->end && !refill(*current)) {
         exhausted(current->block);
         current.reset();
       }
