@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <deque>
-#include <queue>
 #include <set>
 
 #include <fmt/format.h>
@@ -19,11 +17,11 @@
 #include "tables.h"
 #include "trace_error.h"
 #include "trace_generated.h"
+#include "trace_reader_impl.h"
+#include "tree_columns.h"
 
 namespace fsrr {
 namespace {
-
-using container::frame_ref;
 
 template <typename T>
 size_t len(const flatbuffers::Vector<T>* v) {
@@ -38,57 +36,6 @@ flatbuffers::Verifier::Options verifier_options() {
 }
 
 }  // namespace
-
-struct trace_reader::impl {
-  std::string file_path;
-  int fd = -1;
-  const uint8_t* map = nullptr;
-  size_t size = 0;
-
-  header_info header;
-  codec::op_map ops;
-  std::vector<frame_ref> blocks;
-  std::span<const uint8_t> footer_payload;  // empty if the trace has no footer
-  const fb::Footer* footer = nullptr;
-  std::string damage;
-
-  size_t defs_through = 0;  // blocks whose tables, tree and counters are applied
-  std::vector<std::unique_ptr<char[]>> name_storage;  // path names, one blob per block
-  std::vector<path_entry> paths{1};  // index 0 is "none"
-  std::vector<std::string> strings{1};
-  std::vector<file_info> files{1};
-  std::vector<thread_info> threads{1};
-  std::vector<tree_entry> tree;
-  uint64_t lost = 0, incomplete = 0;
-  std::map<std::pair<op, fd_kind>, uint64_t> nonfile;
-
-  bool summary_ready = false;
-  trace_summary sum;
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw trace_error(fmt::format("{}: {}", file_path, what));
-  }
-  [[noreturn]] void fail_block(size_t i, const std::string& what) const {
-    fail(fmt::format("block {} at offset {}: {}", i, blocks[i].offset, what));
-  }
-
-  std::span<const uint8_t> bytes(const frame_ref& f) const { return {map + f.offset, f.size}; }
-
-  void open_file();
-  void read_header(const frame_ref& f);
-  void read_footer(const frame_ref& f);
-  const fb::Block* load_block(size_t i, std::vector<uint8_t>& buf) const;
-  void apply_block(size_t i, const fb::Block& b);
-  void load_tables();
-  void apply_defs(size_t i, const fb::Defs& d);
-  void apply_tree(size_t i, const fb::Tree& t);
-  void apply_counters(size_t i, const fb::Counters& c);
-  codec::group_input group_of(size_t i, const fb::ThreadEvents& g) const;
-  void check_ids(size_t i, const std::vector<event>& v) const;
-  void decode_chunk(size_t i, const fb::Chunk& c, std::vector<std::vector<event>>& out,
-                    uint64_t& unknown) const;
-  void compute_summary();
-};
 
 trace_reader::trace_reader(const std::string& path) : impl_(std::make_unique<impl>()) {
   impl_->file_path = path;
@@ -277,48 +224,8 @@ void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
 }
 
 void trace_reader::impl::apply_tree(size_t i, const fb::Tree& t) {
-  const size_t n = len(t.path());
-  if (len(t.mode()) != n || len(t.uid()) != n || len(t.gid()) != n || len(t.size()) != n ||
-      len(t.allocated()) != n || len(t.atime_ns()) != n || len(t.mtime_ns()) != n ||
-      len(t.ctime_ns()) != n || len(t.nlink()) != n || len(t.link_group()) != n ||
-      len(t.target()) != n || len(t.file()) != n || len(t.xattr_count()) != n ||
-      len(t.extent_count()) != n || len(t.xattr_name()) != len(t.xattr_size()) ||
-      len(t.extent_offset()) != len(t.extent_length()))
-    fail_block(i, "tree columns disagree in length");
-  size_t xi = 0, ei = 0;
-  uint32_t path = 0, file = 0;
-  int64_t mtime = 0, atime = 0;
-  for (size_t k = 0; k < n; ++k) {
-    tree_entry e;
-    e.path = path += t.path()->Get(k);  // ids and mtime: deltas to the previous entry
-    e.mode = t.mode()->Get(k);
-    e.uid = t.uid()->Get(k);
-    e.gid = t.gid()->Get(k);
-    e.size = t.size()->Get(k);
-    e.allocated = t.allocated()->Get(k);
-    e.mtime_ns = mtime = codec::wrap_add(mtime, t.mtime_ns()->Get(k));
-    e.atime_ns = atime = codec::wrap_add(atime, t.atime_ns()->Get(k));
-    e.ctime_ns = codec::wrap_add(e.mtime_ns, t.ctime_ns()->Get(k));  // delta to the mtime
-    e.nlink = t.nlink()->Get(k);
-    e.link_group = t.link_group()->Get(k);
-    e.target = t.target()->Get(k);
-    e.file = file += t.file()->Get(k);
-    if (e.path == no_id || e.path >= paths.size() || e.target >= strings.size() ||
-        e.file >= files.size())
-      fail_block(i, fmt::format("tree entry {} refers to an unknown table entry", k));
-    const uint32_t nx = t.xattr_count()->Get(k);
-    if (nx > len(t.xattr_name()) - xi) fail_block(i, "tree xattrs run past their column");
-    for (uint32_t x = 0; x < nx; ++x, ++xi) {
-      const uint32_t name = t.xattr_name()->Get(xi);
-      if (name == no_id || name >= strings.size()) fail_block(i, "xattr name unknown");
-      e.xattrs.push_back({name, t.xattr_size()->Get(xi)});
-    }
-    const uint32_t ne = t.extent_count()->Get(k);
-    if (ne > len(t.extent_offset()) - ei) fail_block(i, "tree extents run past their column");
-    for (uint32_t x = 0; x < ne; ++x, ++ei)
-      e.extents.push_back({t.extent_offset()->Get(ei), t.extent_length()->Get(ei)});
-    tree.push_back(std::move(e));
-  }
+  std::string why;
+  if (!read_tree(t, {paths.size(), strings.size(), files.size()}, tree, why)) fail_block(i, why);
 }
 
 void trace_reader::impl::apply_counters(size_t i, const fb::Counters& c) {
@@ -360,7 +267,7 @@ codec::group_input trace_reader::impl::group_of(size_t i, const fb::ThreadEvents
     fail_block(i, fmt::format("events of unknown thread {}", thread));
   codec::group_input in{thread, g.count(), g.first_ts(), {}};
   const flatbuffers::Vector<uint8_t>* cols[codec::column_count] = {
-      g.op(),   g.gap(),   g.dur(),  g.result(), g.fd(),     g.fd2(),     g.file(),  g.file2(),
+      g.op(),   g.gap(),   g.dur(),    g.result(),  g.fd(),   g.fd2(),   g.file(), g.file2(),
       g.path(), g.path2(), g.offset(), g.offset2(), g.size(), g.flags(), g.mode(), g.aux()};
   for (int col = 0; col < codec::column_count; ++col)
     if (cols[col]) in.cols[col] = {cols[col]->data(), cols[col]->size()};
@@ -431,11 +338,21 @@ void trace_reader::impl::compute_summary() {
   summary_ready = true;
 }
 
-const header_info& trace_reader::header() const { return impl_->header; }
-bool trace_reader::has_footer() const { return impl_->footer != nullptr; }
-const std::string& trace_reader::damage() const { return impl_->damage; }
-uint64_t trace_reader::file_bytes() const { return impl_->size; }
-size_t trace_reader::block_count() const { return impl_->blocks.size(); }
+const header_info& trace_reader::header() const {
+  return impl_->header;
+}
+bool trace_reader::has_footer() const {
+  return impl_->footer != nullptr;
+}
+const std::string& trace_reader::damage() const {
+  return impl_->damage;
+}
+uint64_t trace_reader::file_bytes() const {
+  return impl_->size;
+}
+size_t trace_reader::block_count() const {
+  return impl_->blocks.size();
+}
 
 bool trace_reader::complete() {
   const auto& s = summary();
@@ -506,180 +423,6 @@ size_t trace_reader::file_count() {
 size_t trace_reader::thread_count() {
   impl_->load_tables();
   return impl_->threads.size() - 1;
-}
-
-// The merge: every decoded thread group is a cursor; the cursor with the earliest next event
-// goes first. Blocks are decoded one ahead and joined once the merge reaches their first
-// event, so memory holds only the blocks whose time ranges overlap.
-// The merge: every thread group of a joined block is a cursor, decoded a batch at a time;
-// the cursor with the earliest next event goes first. The next block is decompressed ahead
-// and joined once the merge reaches its first event, so memory holds only the blocks whose
-// time ranges overlap, and only a batch of decoded events per thread.
-struct trace_reader::event_stream::impl {
-  static constexpr size_t batch_events = 1024;
-
-  trace_reader::impl* r;
-  size_t next_block = 0;
-  uint64_t unknown = 0;
-
-  struct group_state {
-    std::optional<codec::group_decoder> dec;
-    std::vector<event> batch;
-  };
-  struct decoded {
-    size_t index;  // block number: orders equal timestamps of one thread across blocks
-    std::vector<uint8_t> buf;        // the block, which the decoders read
-    std::vector<group_state> groups;  // never resized while cursors point into it
-    size_t live = 0;                  // cursors not yet exhausted
-  };
-  std::deque<std::unique_ptr<decoded>> blocks;  // joined blocks still referenced, oldest first
-  std::vector<std::unique_ptr<decoded>> spare;  // finished blocks, buffers kept for reuse
-  std::unique_ptr<decoded> ahead;               // decompressed, not yet joined
-  const fb::Chunk* ahead_chunk = nullptr;
-  uint64_t ahead_min = 0;
-
-  struct cursor {
-    const event* at;
-    const event* end;
-    group_state* g;
-    decoded* block;
-    bool before(const cursor& o) const {  // strict ordering key: (ts, thread, block)
-      if (at->ts != o.at->ts) return at->ts < o.at->ts;
-      if (at->thread != o.at->thread) return at->thread < o.at->thread;
-      return block->index < o.block->index;
-    }
-  };
-  // A binary min-heap of cursors, by hand for replace_top: switching from the current
-  // cursor to the heap's earliest costs one sift instead of a pop and a push.
-  std::vector<cursor> heap;
-  std::optional<cursor> current;
-
-  void sift_down(size_t i) {
-    const size_t n = heap.size();
-    for (;;) {
-      size_t m = i;
-      const size_t l = 2 * i + 1, rr = l + 1;
-      if (l < n && heap[l].before(heap[m])) m = l;
-      if (rr < n && heap[rr].before(heap[m])) m = rr;
-      if (m == i) return;
-      std::swap(heap[i], heap[m]);
-      i = m;
-    }
-  }
-  void push(const cursor& c) {
-    heap.push_back(c);
-    for (size_t i = heap.size() - 1; i > 0;) {
-      const size_t p = (i - 1) / 2;
-      if (!heap[i].before(heap[p])) break;
-      std::swap(heap[i], heap[p]);
-      i = p;
-    }
-  }
-
-  std::unique_ptr<decoded> fresh() {
-    if (spare.empty()) return std::make_unique<decoded>();
-    auto d = std::move(spare.back());
-    spare.pop_back();
-    return d;
-  }
-
-  void decode_ahead() {
-    while (!ahead && next_block < r->blocks.size()) {
-      auto d = fresh();
-      d->index = next_block++;
-      const auto* b = r->load_block(d->index, d->buf);
-      r->apply_block(d->index, *b);
-      if (!b->chunk() || b->chunk()->events() == 0 || !b->chunk()->threads()) {
-        spare.push_back(std::move(d));
-        continue;
-      }
-      ahead_chunk = b->chunk();  // points into d->buf, which moves with d
-      ahead_min = ahead_chunk->min_ts();
-      ahead = std::move(d);
-    }
-  }
-
-  // The next batch of a group; false when the group has no more events.
-  bool refill(cursor& c) {
-    group_state& g = *c.g;
-    g.batch.clear();
-    while (g.batch.empty() && !g.dec->done()) {
-      if (!g.dec->decode(g.batch, batch_events, unknown)) r->fail_block(c.block->index, g.dec->error());
-      r->check_ids(c.block->index, g.batch);
-    }
-    c.at = g.batch.data();
-    c.end = g.batch.data() + g.batch.size();
-    return c.at != c.end;
-  }
-
-  void join_ahead() {
-    decoded* d = ahead.get();
-    const auto& groups = *ahead_chunk->threads();
-    d->groups.resize(groups.size());
-    d->live = 0;
-    for (size_t k = 0; k < groups.size(); ++k) {
-      d->groups[k].dec.emplace(r->group_of(d->index, *groups.Get(k)), r->ops);
-      cursor c{nullptr, nullptr, &d->groups[k], d};
-      if (refill(c)) {
-        push(c);
-        ++d->live;
-      }
-    }
-    if (d->live)
-      blocks.push_back(std::move(ahead));
-    else
-      spare.push_back(std::move(ahead));
-    ahead.reset();
-  }
-
-  void exhausted(decoded* d) {
-    --d->live;
-    while (!blocks.empty() && blocks.front()->live == 0) {
-      spare.push_back(std::move(blocks.front()));
-      blocks.pop_front();
-    }
-  }
-
-  bool next(event& out) {
-    for (;;) {
-      decode_ahead();
-      const bool any = current || !heap.empty();
-      const bool from_heap = !heap.empty() && (!current || heap[0].before(*current));
-      const uint64_t first_ts = from_heap ? heap[0].at->ts : current ? current->at->ts : 0;
-      if (ahead && (!any || ahead_min <= first_ts)) {
-        join_ahead();
-        continue;
-      }
-      if (!any) return false;
-      if (from_heap) {
-        if (current) {
-          std::swap(*current, heap[0]);
-        } else {
-          current = heap[0];
-          heap[0] = heap.back();
-          heap.pop_back();
-        }
-        sift_down(0);
-      }
-      out = *current->at++;
-      if (current->at == current->end && !refill(*current)) {
-        exhausted(current->block);
-        current.reset();
-      }
-      return true;
-    }
-  }
-};
-
-trace_reader::event_stream::event_stream(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
-trace_reader::event_stream::~event_stream() = default;
-trace_reader::event_stream::event_stream(event_stream&&) noexcept = default;
-bool trace_reader::event_stream::next(event& out) { return impl_->next(out); }
-
-trace_reader::event_stream trace_reader::events() {
-  auto s = std::make_unique<event_stream::impl>();
-  s->r = impl_.get();
-  return event_stream(std::move(s));
 }
 
 }  // namespace fsrr

@@ -18,6 +18,7 @@
 #include "trace_error.h"
 #include "trace_generated.h"
 #include "trace_reader.h"
+#include "tree_columns.h"
 
 namespace fsrr {
 
@@ -78,7 +79,7 @@ struct trace_writer::impl {
   std::set<int32_t> pids;
   pending_defs defs;
   uint64_t last_dev = 0, last_ino = 0;  // of the previous new file in this block
-  path_id last_parent = 0;               // of the previous new path in this block
+  path_id last_parent = 0;              // of the previous new path in this block
 
   // the open chunk
   std::vector<codec::group_encoder> groups;
@@ -104,8 +105,8 @@ struct trace_writer::impl {
   }
 
   bool pending() const {
-    return chunk_events || !tree.empty() || !defs.empty() || !lost.empty() ||
-           !nonfile.empty() || incomplete || !clocks.empty();
+    return chunk_events || !tree.empty() || !defs.empty() || !lost.empty() || !nonfile.empty() ||
+           incomplete || !clocks.empty();
   }
 
   path_id new_path(path_id parent, std::string_view name) {
@@ -181,8 +182,8 @@ void trace_writer::impl::write_header(const header_info& h) {
   b.add_op_names(op_names);
   b.add_op_fields(op_fields);
   fbb.Finish(b.Finish(), "FSRH");
-  write_frame(container::skippable_frame(
-      container::header_magic, {fbb.GetBufferPointer(), fbb.GetSize()}));
+  write_frame(
+      container::skippable_frame(container::header_magic, {fbb.GetBufferPointer(), fbb.GetSize()}));
 }
 
 path_id trace_writer::intern_child(path_id parent, std::string_view name) {
@@ -262,8 +263,7 @@ void trace_writer::append(const event& e) {
   if (e.ts > m.chunk_max_ts) m.chunk_max_ts = e.ts;
   ++m.chunk_events;
   m.sum.add(e);
-  if (m.chunk_events >= m.chunk_limit ||
-      m.chunk_bytes + m.defs.bytes() >= m.opt.chunk_bytes)
+  if (m.chunk_events >= m.chunk_limit || m.chunk_bytes + m.defs.bytes() >= m.opt.chunk_bytes)
     flush();
 }
 
@@ -389,84 +389,7 @@ void trace_writer::impl::write_block() {
   }
 
   flatbuffers::Offset<fb::Tree> tree_off;
-  if (!tree.empty()) {
-    std::vector<uint32_t> path_, mode, uid, gid, nlink, group, target, file, xc, xn, xs, ec;
-    std::vector<uint64_t> size, alloc, eo, el;
-    std::vector<int64_t> at, mt, ct;
-    // Ids, mtime and atime as deltas to the previous entry, ctime to the entry's mtime: a
-    // tree walk's neighbours are alike, and a file's ctime is usually its mtime.
-    uint32_t prev_path = 0, prev_file = 0;
-    int64_t prev_mtime = 0, prev_atime = 0;
-    for (const auto& e : tree) {
-      path_.push_back(e.path - prev_path);
-      prev_path = e.path;
-      mode.push_back(e.mode);
-      uid.push_back(e.uid);
-      gid.push_back(e.gid);
-      size.push_back(e.size);
-      alloc.push_back(e.allocated);
-      at.push_back(codec::wrap_sub(e.atime_ns, prev_atime));
-      prev_atime = e.atime_ns;
-      mt.push_back(codec::wrap_sub(e.mtime_ns, prev_mtime));
-      ct.push_back(codec::wrap_sub(e.ctime_ns, e.mtime_ns));
-      prev_mtime = e.mtime_ns;
-      nlink.push_back(e.nlink);
-      group.push_back(e.link_group);
-      target.push_back(e.target);
-      file.push_back(e.file - prev_file);
-      prev_file = e.file;
-      xc.push_back(static_cast<uint32_t>(e.xattrs.size()));
-      for (const auto& x : e.xattrs) {
-        xn.push_back(x.name);
-        xs.push_back(x.size);
-      }
-      ec.push_back(static_cast<uint32_t>(e.extents.size()));
-      for (const auto& x : e.extents) {
-        eo.push_back(x.offset);
-        el.push_back(x.length);
-      }
-    }
-    const auto v_path = fbb.CreateVector(path_);
-    const auto v_mode = fbb.CreateVector(mode);
-    const auto v_uid = fbb.CreateVector(uid);
-    const auto v_gid = fbb.CreateVector(gid);
-    const auto v_size = fbb.CreateVector(size);
-    const auto v_alloc = fbb.CreateVector(alloc);
-    const auto v_at = fbb.CreateVector(at);
-    const auto v_mt = fbb.CreateVector(mt);
-    const auto v_ct = fbb.CreateVector(ct);
-    const auto v_nlink = fbb.CreateVector(nlink);
-    const auto v_group = fbb.CreateVector(group);
-    const auto v_target = fbb.CreateVector(target);
-    const auto v_file = fbb.CreateVector(file);
-    const auto v_xc = fbb.CreateVector(xc);
-    const auto v_xn = fbb.CreateVector(xn);
-    const auto v_xs = fbb.CreateVector(xs);
-    const auto v_ec = fbb.CreateVector(ec);
-    const auto v_eo = fbb.CreateVector(eo);
-    const auto v_el = fbb.CreateVector(el);
-    fb::TreeBuilder b(fbb);
-    b.add_path(v_path);
-    b.add_mode(v_mode);
-    b.add_uid(v_uid);
-    b.add_gid(v_gid);
-    b.add_size(v_size);
-    b.add_allocated(v_alloc);
-    b.add_atime_ns(v_at);
-    b.add_mtime_ns(v_mt);
-    b.add_ctime_ns(v_ct);
-    b.add_nlink(v_nlink);
-    b.add_link_group(v_group);
-    b.add_target(v_target);
-    b.add_file(v_file);
-    b.add_xattr_count(v_xc);
-    b.add_xattr_name(v_xn);
-    b.add_xattr_size(v_xs);
-    b.add_extent_count(v_ec);
-    b.add_extent_offset(v_eo);
-    b.add_extent_length(v_el);
-    tree_off = b.Finish();
-  }
+  if (!tree.empty()) tree_off = write_tree(fbb, tree);
 
   flatbuffers::Offset<fb::Counters> counters_off;
   if (!lost.empty() || !nonfile.empty() || incomplete || !clocks.empty()) {
@@ -595,7 +518,11 @@ const trace_summary& trace_writer::summary() const {
   return m.sum;
 }
 
-uint64_t trace_writer::file_bytes() const { return impl_->file_offset; }
-const std::string& trace_writer::path() const { return impl_->path; }
+uint64_t trace_writer::file_bytes() const {
+  return impl_->file_offset;
+}
+const std::string& trace_writer::path() const {
+  return impl_->path;
+}
 
 }  // namespace fsrr

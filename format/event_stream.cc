@@ -1,0 +1,182 @@
+#include <deque>
+#include <optional>
+
+#include "trace_reader_impl.h"
+
+namespace fsrr {
+
+// The merge: every thread group of a joined block is a cursor, decoded a batch at a time;
+// the cursor with the earliest next event goes first. The next block is decompressed ahead
+// and joined once the merge reaches its first event, so memory holds only the blocks whose
+// time ranges overlap, and only a batch of decoded events per thread.
+struct trace_reader::event_stream::impl {
+  static constexpr size_t batch_events = 1024;
+
+  trace_reader::impl* r;
+  size_t next_block = 0;
+  uint64_t unknown = 0;
+
+  struct group_state {
+    std::optional<codec::group_decoder> dec;
+    std::vector<event> batch;
+  };
+  struct decoded {
+    size_t index;              // block number: orders equal timestamps of one thread across blocks
+    std::vector<uint8_t> buf;  // the block, which the decoders read
+    std::vector<group_state> groups;  // never resized while cursors point into it
+    size_t live = 0;                  // cursors not yet exhausted
+  };
+  std::deque<std::unique_ptr<decoded>> blocks;  // joined blocks still referenced, oldest first
+  std::vector<std::unique_ptr<decoded>> spare;  // finished blocks, buffers kept for reuse
+  std::unique_ptr<decoded> ahead;               // decompressed, not yet joined
+  const fb::Chunk* ahead_chunk = nullptr;
+  uint64_t ahead_min = 0;
+
+  struct cursor {
+    const event* at;
+    const event* end;
+    group_state* g;
+    decoded* block;
+    bool before(const cursor& o) const {  // strict ordering key: (ts, thread, block)
+      if (at->ts != o.at->ts) return at->ts < o.at->ts;
+      if (at->thread != o.at->thread) return at->thread < o.at->thread;
+      return block->index < o.block->index;
+    }
+  };
+  // A binary min-heap of cursors, by hand for replace_top: switching from the current
+  // cursor to the heap's earliest costs one sift instead of a pop and a push.
+  std::vector<cursor> heap;
+  std::optional<cursor> current;
+
+  void sift_down(size_t i) {
+    const size_t n = heap.size();
+    for (;;) {
+      size_t m = i;
+      const size_t l = 2 * i + 1, rr = l + 1;
+      if (l < n && heap[l].before(heap[m])) m = l;
+      if (rr < n && heap[rr].before(heap[m])) m = rr;
+      if (m == i) return;
+      std::swap(heap[i], heap[m]);
+      i = m;
+    }
+  }
+  void push(const cursor& c) {
+    heap.push_back(c);
+    for (size_t i = heap.size() - 1; i > 0;) {
+      const size_t p = (i - 1) / 2;
+      if (!heap[i].before(heap[p])) break;
+      std::swap(heap[i], heap[p]);
+      i = p;
+    }
+  }
+
+  std::unique_ptr<decoded> fresh() {
+    if (spare.empty()) return std::make_unique<decoded>();
+    auto d = std::move(spare.back());
+    spare.pop_back();
+    return d;
+  }
+
+  void decode_ahead() {
+    while (!ahead && next_block < r->blocks.size()) {
+      auto d = fresh();
+      d->index = next_block++;
+      const auto* b = r->load_block(d->index, d->buf);
+      r->apply_block(d->index, *b);
+      if (!b->chunk() || b->chunk()->events() == 0 || !b->chunk()->threads()) {
+        spare.push_back(std::move(d));
+        continue;
+      }
+      ahead_chunk = b->chunk();  // points into d->buf, which moves with d
+      ahead_min = ahead_chunk->min_ts();
+      ahead = std::move(d);
+    }
+  }
+
+  // The next batch of a group; false when the group has no more events.
+  bool refill(cursor& c) {
+    group_state& g = *c.g;
+    g.batch.clear();
+    while (g.batch.empty() && !g.dec->done()) {
+      if (!g.dec->decode(g.batch, batch_events, unknown))
+        r->fail_block(c.block->index, g.dec->error());
+      r->check_ids(c.block->index, g.batch);
+    }
+    c.at = g.batch.data();
+    c.end = g.batch.data() + g.batch.size();
+    return c.at != c.end;
+  }
+
+  void join_ahead() {
+    decoded* d = ahead.get();
+    const auto& groups = *ahead_chunk->threads();
+    d->groups.resize(groups.size());
+    d->live = 0;
+    for (size_t k = 0; k < groups.size(); ++k) {
+      d->groups[k].dec.emplace(r->group_of(d->index, *groups.Get(k)), r->ops);
+      cursor c{nullptr, nullptr, &d->groups[k], d};
+      if (refill(c)) {
+        push(c);
+        ++d->live;
+      }
+    }
+    if (d->live)
+      blocks.push_back(std::move(ahead));
+    else
+      spare.push_back(std::move(ahead));
+    ahead.reset();
+  }
+
+  void exhausted(decoded* d) {
+    --d->live;
+    while (!blocks.empty() && blocks.front()->live == 0) {
+      spare.push_back(std::move(blocks.front()));
+      blocks.pop_front();
+    }
+  }
+
+  bool next(event& out) {
+    for (;;) {
+      decode_ahead();
+      const bool any = current || !heap.empty();
+      const bool from_heap = !heap.empty() && (!current || heap[0].before(*current));
+      const uint64_t first_ts = from_heap ? heap[0].at->ts : current ? current->at->ts : 0;
+      if (ahead && (!any || ahead_min <= first_ts)) {
+        join_ahead();
+        continue;
+      }
+      if (!any) return false;
+      if (from_heap) {
+        if (current) {
+          std::swap(*current, heap[0]);
+        } else {
+          current = heap[0];
+          heap[0] = heap.back();
+          heap.pop_back();
+        }
+        sift_down(0);
+      }
+      out = *current->at++;
+      if (current->at == current->end && !refill(*current)) {
+        exhausted(current->block);
+        current.reset();
+      }
+      return true;
+    }
+  }
+};
+
+trace_reader::event_stream::event_stream(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+trace_reader::event_stream::~event_stream() = default;
+trace_reader::event_stream::event_stream(event_stream&&) noexcept = default;
+bool trace_reader::event_stream::next(event& out) {
+  return impl_->next(out);
+}
+
+trace_reader::event_stream trace_reader::events() {
+  auto s = std::make_unique<event_stream::impl>();
+  s->r = impl_.get();
+  return event_stream(std::move(s));
+}
+
+}  // namespace fsrr

@@ -1,0 +1,74 @@
+// The reader's state, shared by trace_reader.cc (frames, header, tables, tree, summary) and
+// event_stream.cc (the time-ordered merge of the events). Not part of the public API.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "column_codec.h"
+#include "container.h"
+#include "trace_error.h"
+#include "trace_generated.h"
+#include "trace_reader.h"
+
+namespace fsrr {
+
+using container::frame_ref;
+
+struct trace_reader::impl {
+  std::string file_path;
+  int fd = -1;
+  const uint8_t* map = nullptr;
+  size_t size = 0;
+
+  header_info header;
+  codec::op_map ops;
+  std::vector<frame_ref> blocks;
+  std::span<const uint8_t> footer_payload;  // empty if the trace has no footer
+  const fb::Footer* footer = nullptr;
+  std::string damage;
+
+  size_t defs_through = 0;  // blocks whose tables, tree and counters are applied
+  std::vector<std::unique_ptr<char[]>> name_storage;  // path names, one blob per block
+  std::vector<path_entry> paths{1};                   // index 0 is "none"
+  std::vector<std::string> strings{1};
+  std::vector<file_info> files{1};
+  std::vector<thread_info> threads{1};
+  std::vector<tree_entry> tree;
+  uint64_t lost = 0, incomplete = 0;
+  std::map<std::pair<op, fd_kind>, uint64_t> nonfile;
+
+  bool summary_ready = false;
+  trace_summary sum;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw trace_error(fmt::format("{}: {}", file_path, what));
+  }
+  [[noreturn]] void fail_block(size_t i, const std::string& what) const {
+    fail(fmt::format("block {} at offset {}: {}", i, blocks[i].offset, what));
+  }
+
+  std::span<const uint8_t> bytes(const frame_ref& f) const { return {map + f.offset, f.size}; }
+
+  void open_file();
+  void read_header(const frame_ref& f);
+  void read_footer(const frame_ref& f);
+  const fb::Block* load_block(size_t i, std::vector<uint8_t>& buf) const;
+  void apply_block(size_t i, const fb::Block& b);
+  void load_tables();
+  void apply_defs(size_t i, const fb::Defs& d);
+  void apply_tree(size_t i, const fb::Tree& t);
+  void apply_counters(size_t i, const fb::Counters& c);
+  codec::group_input group_of(size_t i, const fb::ThreadEvents& g) const;
+  void check_ids(size_t i, const std::vector<event>& v) const;
+  void decode_chunk(size_t i, const fb::Chunk& c, std::vector<std::vector<event>>& out,
+                    uint64_t& unknown) const;
+  void compute_summary();
+};
+
+}  // namespace fsrr
