@@ -7,64 +7,92 @@
 #
 # "traced" is the wall time of the whole `fsrr record -- CMD` (BPF load and the final drain
 # included); "workload" is the command's own run time as fsrr measured it (exec to exit).
-# Run as root from the repository after scripts/setup.sh; FSRR=path overrides the binary.
+# Run as root from the repository after scripts/setup.sh.
+#   FSRR="bin1 bin2"  fsrr binaries to compare, each interleaved with the others
+#                     (default build/cli/fsrr)
+#   TOOLS="cp rsync"  which copies to run
+#   STRACE=0          skip the strace runs (they take ~40x as long as the copy)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scale=${1:-0.2}
 rounds=${2:-5}
-fsrr=${FSRR:-$PWD/build/cli/fsrr}
+read -r -a binaries <<<"${FSRR:-$PWD/build/cli/fsrr}"
+read -r -a tools <<<"${TOOLS:-cp rsync}"
+with_strace=${STRACE:-1}
 work=$(mktemp -d /dev/shm/fsrr-recbench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 bench/make_seed_tree.sh "$work/src" "$scale"
 echo "tree: $(find "$work/src" -type f | wc -l) files, $(du -sh --apparent-size "$work/src" | cut -f1) on tmpfs; $rounds rounds"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 ns() { date +%s%N; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-# A value from fsrr record's closing line: "fsrr: events N  lost N  trace_bytes N ..."
-field() { sed -n "s/.* $1 \([0-9.]*\).*/\1/p" "$work/record.err" | tail -n 1; }
+secs() { echo "$1 / 1000000000" | bc -l; }
+# From fsrr record's closing line: "record: N events, L lost, B bytes (X bytes/event), D s → F"
+lost_of() { sed -n 's/^record: [0-9]* events, \([0-9]*\) lost.*/\1/p' "$1" | tail -n 1; }
+duration_of() { sed -n 's/^record: .*bytes\/event), \([0-9.]*\) s .*/\1/p' "$1" | tail -n 1; }
 
-for tool in "cp -a" "rsync -aAHX"; do
-  name=${tool%% *}
-  src="$work/src" && [ "$name" = rsync ] && src="$work/src/"
-  native=() traced=() workload=() straced=() lost=()
+for name in "${tools[@]}"; do
+  case $name in
+    cp) tool="cp -a" src="$work/src" ;;
+    rsync) tool="rsync -aAHX" src="$work/src/" ;;
+    *) echo "unknown tool $name" >&2; exit 2 ;;
+  esac
+  native=() straced=()
+  declare -A traced=() workload=() lost=()
   for ((i = 0; i < rounds; i++)); do
     rm -rf "$work/dst"
     a=$(ns); $tool "$src" "$work/dst"; b=$(ns)
     native+=("$(( b - a ))")
 
-    rm -rf "$work/dst"
-    a=$(ns)
-    "$fsrr" record -f -o "$work/$name.trace" -- $tool "$src" "$work/dst" 2>"$work/record.err"
-    b=$(ns)
-    traced+=("$(( b - a ))")
-    workload+=("$(echo "$(field duration) * 1000000000" | bc | cut -d. -f1)")
-    lost+=("$(field lost)")
+    for ((k = 0; k < ${#binaries[@]}; k++)); do
+      rm -rf "$work/dst"
+      a=$(ns)
+      "${binaries[k]}" record -f -o "$work/$name.$k.trace" -- $tool "$src" "$work/dst" 2>"$work/record.err"
+      b=$(ns)
+      traced[$k]+=" $(( b - a ))"
+      workload[$k]+=" $(echo "$(duration_of "$work/record.err") * 1000000000" | bc | cut -d. -f1)"
+      lost[$k]+=" $(lost_of "$work/record.err")"
+    done
 
-    rm -rf "$work/dst"
-    a=$(ns); strace -f -o /dev/null -- $tool "$src" "$work/dst"; b=$(ns)
-    straced+=("$(( b - a ))")
+    if [ "$with_strace" != 0 ]; then
+      rm -rf "$work/dst"
+      a=$(ns); strace -f -o /dev/null -- $tool "$src" "$work/dst"; b=$(ns)
+      straced+=("$(( b - a ))")
+    fi
   done
   rm -rf "$work/dst"
 
   n=$(median "${native[@]}")
-  t=$(median "${traced[@]}")
-  w=$(median "${workload[@]}")
-  s=$(median "${straced[@]}")
-  max_lost=$(printf '%s\n' "${lost[@]}" | sort -g | tail -n 1)
-  read -r events syscalls bytes < <("$fsrr" info "$work/$name.trace" --json | python3 -c '
+  echo
+  echo "$tool"
+  printf '  native      %8.3f s\n' "$(secs "$n")"
+  for ((k = 0; k < ${#binaries[@]}; k++)); do
+    # shellcheck disable=SC2086
+    t=$(median ${traced[$k]})
+    # shellcheck disable=SC2086
+    w=$(median ${workload[$k]})
+    # shellcheck disable=SC2086
+    max_lost=$(printf '%s\n' ${lost[$k]} | sort -g | tail -n 1)
+    read -r events syscalls bytes < <("${binaries[k]}" info "$work/$name.$k.trace" --json | python3 -c '
 import json, sys
 i = json.load(sys.stdin)
 pseudo = i["ops"].get("fd_bind", 0) + i["ops"].get("exit", 0)
 print(i["events"], i["events"] - pseudo, i["trace_bytes"])')
-  echo
-  echo "$tool"
-  printf '  native      %8.3f s\n' "$(echo "$n / 1000000000" | bc -l)"
-  printf '  fsrr record %8.3f s   ratio %.2f (target <= 1.20)   workload alone %.3f s, ratio %.2f\n' \
-    "$(echo "$t / 1000000000" | bc -l)" "$(echo "$t / $n" | bc -l)" \
-    "$(echo "$w / 1000000000" | bc -l)" "$(echo "$w / $n" | bc -l)"
-  printf '  strace -f   %8.3f s   ratio %.2f\n' "$(echo "$s / 1000000000" | bc -l)" "$(echo "$s / $n" | bc -l)"
-  printf '  lost events %s (max over runs; target 0)\n' "$max_lost"
-  printf '  trace       %s bytes, %s events, %s recorded syscalls: %.2f bytes/syscall (target <= 3)\n' \
-    "$bytes" "$events" "$syscalls" "$(echo "$bytes / $syscalls" | bc -l)"
+    label="fsrr record" && [ ${#binaries[@]} -gt 1 ] && label="fsrr #$k"
+    printf '  %-11s %8.3f s   ratio %.2f (target <= 1.20)   workload alone %.3f s, ratio %.2f\n' \
+      "$label" "$(secs "$t")" "$(echo "$t / $n" | bc -l)" "$(secs "$w")" "$(echo "$w / $n" | bc -l)"
+    [ ${#binaries[@]} -gt 1 ] && echo "              ${binaries[k]}"
+    printf '              lost events %s (max over runs; target 0)\n' "$max_lost"
+    printf '              trace %s bytes, %s events, %s recorded syscalls: %.2f bytes/syscall (target <= 3)\n' \
+      "$bytes" "$events" "$syscalls" "$(echo "$bytes / $syscalls" | bc -l)"
+  done
+  if [ "$with_strace" != 0 ]; then
+    s=$(median "${straced[@]}")
+    printf '  strace -f   %8.3f s   ratio %.2f\n' "$(secs "$s")" "$(echo "$s / $n" | bc -l)"
+  fi
+  unset traced workload lost
 done
+echo
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

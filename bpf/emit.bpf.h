@@ -28,6 +28,13 @@ static __always_inline bool rec__open(struct rec* r, __u32 slot, __u32 header_le
   return true;
 }
 
+/* The record a caller began in `slot`, to add items to. */
+static __always_inline bool rec__resume(struct rec* r, __u32 slot) {
+  r->slot = slot;
+  r->buf = scratch_of(slot);
+  return r->buf != NULL;
+}
+
 /* Room for an item of up to `max` payload bytes; returns the payload offset or 0. */
 static __always_inline __u32 rec__item(struct rec* r, __u8 kind, __u8 slot, __u32 max) {
   __u32 at = rec__len(r);
@@ -59,6 +66,30 @@ static __always_inline void rec__file(struct rec* r, __u8 slot, const struct fsr
   rec__commit(r, p, sizeof(*f), 0);
 }
 
+static __always_inline void rec__fdref(struct rec* r, __u8 slot, __u64 fptr) {
+  __u32 p = rec__item(r, FSRR_I_FDREF, slot, sizeof(struct fsrr_fdref));
+
+  if (!p) return;
+  extract__fdref(fptr, (void*)(r->buf + (p & (FSRR_SCRATCH_HALF - 1))));
+  rec__commit(r, p, sizeof(struct fsrr_fdref), 0);
+}
+
+/* An fdref with the file's address alone: a file that is closed, or that only the dup
+ * family's result shares. */
+static __always_inline void rec__fdptr(struct rec* r, __u8 slot, __u64 fptr) {
+  __u32 p = rec__item(r, FSRR_I_FDREF, slot, sizeof(struct fsrr_fdref));
+  struct fsrr_fdref* ref;
+
+  if (!p) return;
+  ref = (void*)(r->buf + (p & (FSRR_SCRATCH_HALF - 1)));
+  ref->file = fptr;
+  ref->pos = 0;
+  ref->size = 0;
+  ref->f_flags = 0;
+  ref->pad = 0;
+  rec__commit(r, p, sizeof(*ref), 0);
+}
+
 static __always_inline void rec__attr(struct rec* r, __u8 slot, __u64 fptr) {
   __u32 p = rec__item(r, FSRR_I_ATTR, slot, sizeof(struct fsrr_attr));
 
@@ -67,21 +98,31 @@ static __always_inline void rec__attr(struct rec* r, __u8 slot, __u64 fptr) {
   rec__commit(r, p, sizeof(struct fsrr_attr), 0);
 }
 
-static __always_inline void rec__walk(struct rec* r, __u8 slot, struct task_struct* task,
-                                      __u64 vfsmnt, __u64 dentry) {
+/* `path` is the kernel's struct path *: its mount and dentry are read as numbers, which is
+ * what a global function takes. */
+static __always_inline void rec__walk(struct rec* r, __u8 slot, const struct path* path) {
   __u32 p = rec__item(r, FSRR_I_WALK, slot, FSRR_PATH_MAX);
-  __u32 flags = 0, len;
+  int res;
 
   if (!p) return;
-  len = walk__path(task, vfsmnt, dentry, r->slot, p, &flags);
-  rec__commit(r, p, len, flags);
+  res = walk__path(load_ulong((__u64)&path->mnt), load_ulong((__u64)&path->dentry), r->slot, p);
+  rec__commit(r, p, res & 0xffff, res >> 16);
 }
 
-static __always_inline void rec__file_walk(struct rec* r, __u8 slot, struct task_struct* task,
-                                           __u64 fptr) {
-  struct file* f = KPTR(struct file, fptr);
+static __always_inline void rec__file_walk(struct rec* r, __u8 slot, __u64 fptr) {
+  rec__walk(r, slot, &KPTR(file, fptr)->f_path);
+}
 
-  rec__walk(r, slot, task, (__u64)f->f_path.mnt, (__u64)f->f_path.dentry);
+/* A file just opened: all of it, and for a file on storage its inode state and path. */
+static __always_inline void rec__new_file(struct rec* r, __u8 slot, __u64 fptr) {
+  struct fsrr_file f;
+
+  extract__file(fptr, &f);
+  rec__file(r, slot, &f);
+  if (storage_file(&f)) {
+    rec__attr(r, slot, fptr);
+    rec__file_walk(r, slot, fptr);
+  }
 }
 
 /* A NUL-terminated user string, stored without its NUL. Returns its first byte, or -1. */
@@ -101,6 +142,18 @@ static __always_inline int rec__user_str(struct rec* r, __u8 slot, __u64 uptr, _
   }
   rec__commit(r, p, n - 1, 0);
   return n > 1 ? dst[0] : 0;
+}
+
+/* Whether the STR item whose header is at `at` holds "system.posix_acl_access" or
+ * "system.posix_acl_default" (payloads are 8-aligned; the copy ends with its NUL). */
+static __always_inline bool rec__is_acl_name(struct rec* r, __u32 at) {
+  struct fsrr_item* it = (void*)(r->buf + (at & (FSRR_SCRATCH_HALF - 1)));
+  __u64* w = (void*)(r->buf + ((at + sizeof(*it)) & (FSRR_SCRATCH_HALF - 1)));
+
+  if (at >= rec__len(r) || it->kind != FSRR_I_STR || (it->len != 23 && it->len != 24)) return false;
+  if (w[0] != 0x702e6d6574737973 || w[1] != 0x6c63615f7869736f) return false; /* system.posix_acl */
+  return it->len == 23 ? (w[2] & 0xffffffffffffff) == 0x7373656363615f        /* _access */
+                       : w[2] == 0x746c75616665645f;                          /* _default */
 }
 
 static __always_inline void rec__user(struct rec* r, __u64 uptr, __u32 len) {
@@ -125,14 +178,20 @@ static __always_inline void rec__u64(struct rec* r, __u8 slot, __u64 v) {
   rec__commit(r, p, sizeof(v), 0);
 }
 
-/* Hands the record over. Wakes the consumer only when enough has piled up: a wakeup per
- * record costs more than the record itself. Returns false if it was lost. */
+/* Hands the record over. Wakes the consumer only once this CPU has sent enough: a wakeup
+ * per record costs more than the record itself (an IPI, a VM exit under KVM), and a
+ * per-CPU count, unlike bpf_ringbuf_query, wakes it once per batch even while it lags.
+ * Returns false if the record was lost. */
 static __always_inline bool rec__send(struct rec* r) {
-  __u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= targ_wakeup_bytes
-                    ? BPF_RB_FORCE_WAKEUP
-                    : BPF_RB_NO_WAKEUP;
   __u32 len = rec__len(r) & (2 * FSRR_SCRATCH_HALF - 1); /* records stay below 2 * HALF */
+  __u32 which = FSRR_C_UNWOKEN;
+  __u64* unwoken = bpf_map_lookup_elem(&counters, &which);
+  __u64 flags = BPF_RB_NO_WAKEUP;
 
+  if (unwoken && (*unwoken += len) >= targ_wakeup_bytes) {
+    *unwoken = 0;
+    flags = BPF_RB_FORCE_WAKEUP;
+  }
   if (bpf_ringbuf_output(&events, r->buf, len, flags)) {
     count(FSRR_C_LOST);
     return false;

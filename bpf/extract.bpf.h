@@ -7,7 +7,16 @@
 
 extern void* bpf_rdonly_cast(const void* obj, __u32 btf_id) __ksym;
 
-#define KPTR(type, p) ((type*)bpf_rdonly_cast((void*)(p), bpf_core_type_id_kernel(type)))
+/* A kernel address as a `struct name *` whose fields read as plain loads. The exact build's
+ * CO-RE relocations are resolved against a minimal copy of the build's BTF (type ids
+ * renumbered), so the kernel's ids of the types come from the build instead. */
+#ifdef FSRR_EXACT_BTF
+#include "btf_exact.h"
+#define KPTR(name, p) ((struct name*)bpf_rdonly_cast((void*)(p), FSRR_BTF_ID_##name))
+#else
+#define KPTR(name, p) \
+  ((struct name*)bpf_rdonly_cast((void*)(p), bpf_core_type_id_kernel(struct name)))
+#endif
 
 #define S_IFMT 0170000
 #define S_IFREG 0100000
@@ -16,6 +25,7 @@ extern void* bpf_rdonly_cast(const void* obj, __u32 btf_id) __ksym;
 #define TS_COMPAT 0x0002
 #define X32_SYSCALL_BIT 0x40000000
 #define AT_FDCWD -100
+#define EBADF 9
 #define MAP_ANONYMOUS 0x20
 #define F_DUPFD 0
 #define F_DUPFD_CLOEXEC 1030
@@ -28,23 +38,40 @@ static __always_inline bool mode_has_path(__u32 mode) {
   return t == S_IFREG || t == S_IFDIR || t == S_IFLNK;
 }
 
+static __always_inline bool pseudo_fs(__u32 magic) {
+  __u32 i;
+
+  for (i = 0; i < FSRR_PSEUDO_FS && targ_pseudo_fs[i]; i++)
+    if (targ_pseudo_fs[i] == magic) return true;
+  return false;
+}
+
+/* A file worth a path and inode state: one on storage. */
+static __always_inline bool storage_file(const struct fsrr_file* f) {
+  return mode_has_path(f->mode) && !pseudo_fs(f->magic);
+}
+
+/* The unsigned long at a kernel address, as a plain load (no helper call), and as a number
+ * rather than a pointer: the first member of x86-64's struct pt_regs is one. */
+static __always_inline __u64 load_ulong(__u64 addr) {
+  return KPTR(pt_regs, addr)->r15;
+}
+
 /* The struct file * behind fd in task's table, 0 if none. */
 static __always_inline __u64 extract__fd_file(struct task_struct* task, long fd) {
   struct files_struct* files;
   struct fdtable* fdt;
-  __u64 f = 0;
 
   if (fd < 0 || fd > 0x7fffffff) return 0;
   files = task->files;
   if (!files) return 0;
   fdt = files->fdt;
   if (!fdt || (__u32)fd >= fdt->max_fds) return 0;
-  bpf_probe_read_kernel(&f, sizeof(f), (void*)fdt->fd + fd * sizeof(void*));
-  return f;
+  return load_ulong((__u64)fdt->fd + fd * sizeof(void*));
 }
 
 static __always_inline void extract__file(__u64 fptr, struct fsrr_file* out) {
-  struct file* f = KPTR(struct file, fptr);
+  struct file* f = KPTR(file, fptr);
   struct inode* inode;
 
   __builtin_memset(out, 0, sizeof(*out));
@@ -60,10 +87,26 @@ static __always_inline void extract__file(__u64 fptr, struct fsrr_file* out) {
   out->f_mode = f->f_mode;
   out->pos = f->f_pos;
   out->size = inode->i_size;
+  out->magic = inode->i_sb->s_magic;
+}
+
+/* What a syscall on a known file needs: where the fd stands after the call. */
+static __always_inline void extract__fdref(__u64 fptr, struct fsrr_fdref* out) {
+  struct file* f = KPTR(file, fptr);
+
+  out->file = fptr;
+  out->pos = 0;
+  out->size = 0;
+  out->f_flags = 0;
+  out->pad = 0;
+  if (!fptr) return;
+  out->pos = f->f_pos;
+  out->size = f->f_inode->i_size;
+  out->f_flags = f->f_flags;
 }
 
 static __always_inline void extract__attr(__u64 fptr, struct fsrr_attr* a) {
-  struct inode* inode = KPTR(struct file, fptr)->f_inode;
+  struct inode* inode = KPTR(file, fptr)->f_inode;
 
   a->uid = inode->i_uid.val;
   a->gid = inode->i_gid.val;
@@ -73,6 +116,40 @@ static __always_inline void extract__attr(__u64 fptr, struct fsrr_attr* a) {
   a->atime_ns = inode->i_atime_sec * 1000000000 + inode->i_atime_nsec;
   a->mtime_ns = inode->i_mtime_sec * 1000000000 + inode->i_mtime_nsec;
   a->ctime_ns = inode->i_ctime_sec * 1000000000 + inode->i_ctime_nsec;
+}
+
+#define ACL_USER_OBJ 0x01
+#define ACL_GROUP_OBJ 0x04
+#define ACL_MASK 0x10
+#define ACL_OTHER 0x20
+#define ACL_VERSION 2
+
+struct acl_entry {
+  __u16 tag;
+  __u16 perm;
+  __u32 id;
+};
+
+/* The permission bits a system.posix_acl_* value carries (owner, mask or group, other), with
+ * bit 31 set; 0 if it is not a well-formed ACL. Entries are sorted by tag, so those three are
+ * the first and the last two. */
+static __always_inline __u32 extract__acl_mode(__u64 value, __u64 size) {
+  struct {
+    __u32 version;
+    struct acl_entry owner;
+  } head;
+  struct acl_entry tail[2];
+
+  if (!value || size < 4 + 3 * sizeof(struct acl_entry) || size > 65536 ||
+      (size - 4) % sizeof(struct acl_entry))
+    return 0;
+  if (bpf_probe_read_user(&head, sizeof(head), (void*)value) ||
+      bpf_probe_read_user(tail, sizeof(tail), (void*)(value + size - sizeof(tail))))
+    return 0;
+  if (head.version != ACL_VERSION || head.owner.tag != ACL_USER_OBJ || tail[1].tag != ACL_OTHER ||
+      (tail[0].tag != ACL_MASK && tail[0].tag != ACL_GROUP_OBJ))
+    return 0;
+  return 1u << 31 | (head.owner.perm & 7) << 6 | (tail[0].perm & 7) << 3 | (tail[1].perm & 7);
 }
 
 /* Syscall arguments, in order, from the saved user registers. */

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* fsrr's kernel side: one sys_enter and one sys_exit dispatcher driven by the recorder's
  * syscall table (targ_sc), the process-tree tracepoints, and an fd iterator for --pid.
- * Each syscall becomes one record at exit; what was only knowable at entry (f_pos before a
- * read, the file a close releases) waits in task storage. */
+ * Each syscall becomes one record at exit, carrying only what the recorder cannot know:
+ * the arguments, the result, strings, and where each fd stands after the call. What an fd
+ * refers to is sent once per thread (an FD record); entry only notes the time, and the file
+ * a close releases. */
 #include "vmlinux.h"  // first: the kernel's types, which the libbpf headers use
 
 #include <bpf/bpf_core_read.h>
@@ -13,20 +15,15 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Describes fd in `f`; if this thread has not described it to the recorder yet, sends an
- * FSRR_REC_FD record with its path first (fds inherited, opened before recording, or
- * opened by another thread). */
-static __always_inline void describe_fd(struct task_struct* task, struct task_state* s, long fd,
-                                        struct fsrr_file* f, __u32 slot, __u64 ts) {
-  struct fd_memo* m;
+/* Sends an FSRR_REC_FD record: what fd refers to, with its path and inode state if it is a
+ * file on storage. A global function: the verifier checks it once, not at every call. */
+__noinline int send_fd(__s64 fd, __u64 fptr, __u32 slot, __u64 ts) {
+  struct task_struct* task = KPTR(task_struct, bpf_get_current_task_btf());
+  struct fsrr_file f;
   struct fsrr_fd* h;
   struct rec r;
 
-  extract__file(extract__fd_file(task, fd), f);
-  if (!f->file || !mode_has_path(f->mode)) return;
-  m = &s->seen[fd & (FSRR_FD_CACHE - 1)];
-  if (m->fd == fd && m->file == f->file) return;
-  if (!rec__open(&r, slot, sizeof(*h))) return;
+  if (slot >= SLOT_COUNT || !rec__open(&r, slot, sizeof(*h))) return 0;
   h = (void*)r.buf;
   h->h.type = FSRR_REC_FD;
   h->h.flags = 0;
@@ -38,43 +35,72 @@ static __always_inline void describe_fd(struct task_struct* task, struct task_st
   h->ppid = task->real_parent->tgid;
   h->pad = 0;
   bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), task->comm);
-  rec__file(&r, 0, f);
-  rec__attr(&r, 0, f->file);
-  rec__file_walk(&r, 0, task, f->file);
-  if (rec__send(&r)) {
-    m->fd = fd;
-    m->file = f->file;
+  extract__file(fptr, &f);
+  rec__file(&r, 0, &f);
+  if (storage_file(&f)) {
+    rec__attr(&r, 0, fptr);
+    rec__file_walk(&r, 0, fptr);
+  }
+  return rec__send(&r);
+}
+
+static __always_inline struct fd_memo* memo_of(struct task_state* s, long fd) {
+  return &s->seen[fd & (FSRR_FD_CACHE - 1)];
+}
+
+static __always_inline void note_fd(struct task_state* s, long fd, __u64 fptr) {
+  struct fd_memo* m = memo_of(s, fd);
+
+  m->fd = fd;
+  m->file = fptr;
+}
+
+/* The file behind fd; first described to the recorder if this thread has not done so
+ * (fds inherited, opened before recording, passed in, or opened by another thread). */
+static __always_inline __u64 describe_fd(struct task_struct* task, struct task_state* s, long fd,
+                                         __u32 slot, __u64 ts) {
+  __u64 fptr = extract__fd_file(task, fd);
+  struct fd_memo* m = memo_of(s, fd);
+
+  if (fptr && (m->fd != fd || m->file != fptr) && send_fd(fd, fptr, slot, ts)) note_fd(s, fd, fptr);
+  return fptr;
+}
+
+static __always_inline void forget_fds(struct task_state* s) {
+  __u32 i;
+
+  for (i = 0; i < FSRR_FD_CACHE; i++) {
+    s->seen[i].fd = 0;
+    s->seen[i].file = 0;
   }
 }
 
-static __always_inline void note_fd(struct task_state* s, long fd, __u64 file) {
-  struct fd_memo* m = &s->seen[fd & (FSRR_FD_CACHE - 1)];
-
-  m->fd = fd;
-  m->file = file;
-}
-
-static __always_inline void send_cwd(struct task_struct* task, struct task_state* s, __u64 ts) {
+__noinline int send_cwd(struct task_state* s, __u64 ts) {
+  struct task_struct* task = KPTR(task_struct, bpf_get_current_task_btf());
   struct fs_struct* fs = task->fs;
   struct fsrr_cwd* h;
   struct rec r;
 
-  if (!rec__open(&r, SLOT_SIDE, sizeof(*h))) return;
+  if (!s || !rec__open(&r, SLOT_SIDE, sizeof(*h))) return 0;
   h = (void*)r.buf;
   h->h.type = FSRR_REC_CWD;
   h->h.flags = 0;
   h->h.tid = task->pid;
   h->h.ts = ts;
   h->fs = (__u64)fs;
-  rec__walk(&r, 0, task, (__u64)fs->pwd.mnt, (__u64)fs->pwd.dentry);
+  rec__walk(&r, 0, &fs->pwd);
   if (rec__send(&r)) s->cwd_fs = (__u64)fs;
+  return 0;
 }
 
-static __always_inline void announce(struct task_struct* task, struct task_state* s, __u64 ts) {
+/* Tells the recorder the task's pid, comm and tables: first thing, and again when its fd
+ * table or cwd was replaced (unshare, close_range(CLOSE_RANGE_UNSHARE)). */
+__noinline int announce(struct task_state* s, __u64 ts) {
+  struct task_struct* task = KPTR(task_struct, bpf_get_current_task_btf());
   struct fsrr_task* h;
   struct rec r;
 
-  if (!rec__open(&r, SLOT_SIDE, sizeof(*h))) return;
+  if (!s || !rec__open(&r, SLOT_SIDE, sizeof(*h))) return 0;
   h = (void*)r.buf;
   h->h.type = FSRR_REC_TASK;
   h->h.flags = 0;
@@ -85,56 +111,40 @@ static __always_inline void announce(struct task_struct* task, struct task_state
   h->pid = task->tgid;
   h->ppid = task->real_parent->tgid;
   bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), task->comm);
-  if (rec__send(&r)) s->flags |= TASK_ANNOUNCED;
+  if (rec__send(&r)) {
+    s->flags |= TASK_ANNOUNCED;
+    s->files = h->files;
+    s->fs = h->fs;
+  }
+  return 0;
 }
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(fsrr_sys_enter, struct pt_regs* ctx_regs, long id) {
   struct task_struct* cur = bpf_get_current_task_btf();
-  struct task_struct* task = KPTR(struct task_struct, cur);
-  struct pt_regs* regs = KPTR(struct pt_regs, ctx_regs);
-  bool compat = (task->thread_info.status & TS_COMPAT) || (id & X32_SYSCALL_BIT);
-  const volatile struct fsrr_sc* sc;
+  bool compat = (cur->thread_info.status & TS_COMPAT) || (id & X32_SYSCALL_BIT);
   struct task_state* s;
-  __u64 ptr;
-  __u32 i;
 
   if (!compat && ((__u64)id >= FSRR_MAX_SYSCALLS || !targ_sc[id].record)) return 0;
   s = bpf_task_storage_get(&state, cur, 0, 0);
   if (!s) {
-    if (!targ_all || task->tgid == targ_self_tgid) return 0;
+    if (!targ_all || cur->tgid == targ_self_tgid) return 0;
     s = bpf_task_storage_get(&state, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!s) {
       count(FSRR_C_NOSTATE);
       return 0;
     }
   }
-  if (compat) {
+  if (compat || (__u64)id >= FSRR_MAX_SYSCALLS) {
     count(FSRR_C_COMPAT); /* ia32 numbers mean other calls: never decode them */
     return 0;
   }
-  if ((__u64)id >= FSRR_MAX_SYSCALLS) return 0;
-  sc = &targ_sc[id];
   s->enter_ts = bpf_ktime_get_ns();
   s->in_flight = id + 1;
-  s->enter_set = 0;
-  s->loff_set = 0;
-  if (sc->flags & FSRR_SC_FD0_ENTER) {
-    describe_fd(task, s, extract__arg(regs, sc->fd[0] - 1), &s->enter_file[0], SLOT_ENTER,
-                s->enter_ts);
-    s->enter_set |= 1;
-  }
-  if (sc->flags & FSRR_SC_FD1_ENTER) {
-    describe_fd(task, s, extract__arg(regs, sc->fd[1] - 1), &s->enter_file[1], SLOT_ENTER,
-                s->enter_ts);
-    s->enter_set |= 2;
-  }
-  for (i = 0; i < 2; i++) {
-    if (!sc->loff[i]) continue;
-    ptr = extract__arg(regs, sc->loff[i] - 1);
-    if (ptr && !bpf_probe_read_user(&s->loff[i], sizeof(s->loff[i]), (void*)ptr))
-      s->loff_set |= 1 << i;
-  }
+  if (targ_sc[id].flags & FSRR_SC_FD0_ENTER) /* close: the file is gone at exit */
+    s->enter_file =
+        describe_fd(KPTR(task_struct, cur), s, (int)extract__arg(KPTR(pt_regs, ctx_regs), 0),
+                    SLOT_ENTER, s->enter_ts);
   return 0;
 }
 
@@ -152,36 +162,117 @@ static long iov__add(__u64 i, struct iov_ctx* c) {
 }
 
 /* A path argument: its string, and what the recorder needs to resolve it: the cwd for
- * names relative to AT_FDCWD, the dirfd's file otherwise, or the dirfd itself for an empty
- * name (AT_EMPTY_PATH, utimensat(fd, NULL)), described as fd slot 0. */
-static __always_inline void capture_path(struct rec* r, struct task_struct* task,
-                                         struct task_state* s, const volatile struct fsrr_sc* sc,
-                                         __u64* args, __u32 i, __u64 ts) {
+ * names relative to AT_FDCWD, the dirfd otherwise (described if new), and for an empty name
+ * (AT_EMPTY_PATH, utimensat(fd, NULL)) the dirfd's file as fd slot 0. Returns the name's
+ * first byte, 0 if empty, -1 if none. */
+static __always_inline int capture_path(struct rec* r, struct task_struct* task,
+                                        struct task_state* s, const volatile struct fsrr_sc* sc,
+                                        __u64* args, __u32 i, __u64 ts) {
   long dirfd = sc->dirfd[i] ? (int)arg_at(args, sc->dirfd[i]) : AT_FDCWD;
-  struct fsrr_file f;
+  __u64 fptr;
   int first;
 
   first = rec__user_str(r, i, arg_at(args, sc->path[i]), FSRR_PATH_MAX);
-  if (first == '/') return;
+  if (first == '/') return first;
   if (dirfd == AT_FDCWD) {
-    if (first > 0 && s->cwd_fs != (__u64)task->fs) send_cwd(task, s, ts);
-    return;
+    if (first > 0 && s->cwd_fs != (__u64)task->fs) send_cwd(s, ts);
+    return first;
   }
-  describe_fd(task, s, dirfd, &f, SLOT_SIDE, ts);
-  if (first <= 0) rec__file(r, 0, &f);
+  fptr = describe_fd(task, s, dirfd, SLOT_SIDE, ts);
+  if (first <= 0) rec__fdref(r, 0, fptr);
+  return first;
+}
+
+/* The less common parts of a syscall record, each a global function: verified once on its
+ * own, they keep the verifier's work (and the programs' load time) small. Each continues
+ * the record in the SLOT_EXIT scratch slot, whose header holds the arguments. */
+
+/* names, strings, user structs and offsets behind pointers */
+__noinline int exit_args(struct task_state* s, __u64 nr, __s64 ret, __u64 ts) {
+  struct task_struct* task = KPTR(task_struct, bpf_get_current_task_btf());
+  const volatile struct fsrr_sc* sc;
+  struct fsrr_syscall* h;
+  struct rec r;
+  __u64 ptr, v;
+  __u32 i, at, acl;
+  int first = -1;
+
+  if (!s || nr >= FSRR_MAX_SYSCALLS || !rec__resume(&r, SLOT_EXIT)) return 0;
+  sc = &targ_sc[nr];
+  h = (void*)r.buf;
+  /* A successful open is described by the kernel's own path (rec__new_file): its name would
+   * tell nothing more. */
+  if (!(sc->kind == FSRR_K_OPEN && ret >= 0)) {
+    if (sc->path[0]) first = capture_path(&r, task, s, sc, h->args, 0, ts);
+    if (sc->path[1]) capture_path(&r, task, s, sc, h->args, 1, ts);
+  }
+  if (sc->str) {
+    at = rec__len(&r);
+    rec__user_str(&r, 2, arg_at(h->args, sc->str), FSRR_NAME_MAX);
+    if (sc->kind == FSRR_K_SETXATTR && rec__is_acl_name(&r, at)) {
+      acl = extract__acl_mode(h->args[2], h->args[3]);
+      if (acl) rec__u64(&r, 1, acl & 0777);
+    }
+  }
+  if (sc->user && (!(sc->flags & FSRR_SC_USER_OK) || ret == 0) &&
+      (!(sc->flags & FSRR_SC_USER_PATH) || first > 0))
+    rec__user(&r, arg_at(h->args, sc->user), sc->user_len);
+  for (i = 0; i < 2; i++) { /* as the call left them */
+    ptr = arg_at(h->args, sc->loff[i]);
+    if (ptr && !bpf_probe_read_user(&v, sizeof(v), (void*)ptr)) rec__u64(&r, 2 + i, v);
+  }
+  return 0;
+}
+
+/* what the call made: a new file, a new cwd, an iovec total */
+__noinline int exit_result(struct task_state* s, __u64 nr, __s64 ret, __u64 ts) {
+  struct task_struct* task = KPTR(task_struct, bpf_get_current_task_btf());
+  const volatile struct fsrr_sc* sc;
+  struct fsrr_syscall* h;
+  struct rec r;
+  __u64 fptr;
+
+  if (!s || nr >= FSRR_MAX_SYSCALLS || !rec__resume(&r, SLOT_EXIT)) return 0;
+  sc = &targ_sc[nr];
+  h = (void*)r.buf;
+  switch (sc->kind) {
+    case FSRR_K_OPEN:
+      if (ret < 0) break;
+      fptr = extract__fd_file(task, ret);
+      rec__new_file(&r, 2, fptr);
+      note_fd(s, ret, fptr);
+      break;
+    case FSRR_K_IOV: {
+      struct iov_ctx c = {.iov = h->args[1]};
+
+      bpf_loop(h->args[2] > 1024 ? 1024 : h->args[2], iov__add, &c, 0);
+      rec__u64(&r, 0, c.total);
+      break;
+    }
+    case FSRR_K_CHDIR:
+      if (ret == 0) send_cwd(s, ts);
+      break;
+  }
+  return 0;
+}
+
+/* Whether exit_args has anything to add. */
+static __always_inline bool has_args(const volatile struct fsrr_sc* sc, const __u64* args,
+                                     long ret) {
+  return (sc->path[0] && !(sc->kind == FSRR_K_OPEN && ret >= 0)) || sc->str || sc->user ||
+         arg_at(args, sc->loff[0]) || arg_at(args, sc->loff[1]);
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
   struct task_struct* cur = bpf_get_current_task_btf();
-  struct task_struct* task = KPTR(struct task_struct, cur);
-  struct pt_regs* regs = KPTR(struct pt_regs, ctx_regs);
+  struct task_struct* task = KPTR(task_struct, cur);
+  struct pt_regs* regs = KPTR(pt_regs, ctx_regs);
   const volatile struct fsrr_sc* sc;
   struct fsrr_syscall* h;
   struct task_state* s;
-  struct fsrr_file f;
   struct rec r;
-  __u64 now, fd1;
+  __u64 ts, fptr, v;
   __u32 nr, i;
 
   nr = regs->orig_ax;
@@ -193,82 +284,65 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
   s->in_flight = 0;
   if (nr >= FSRR_MAX_SYSCALLS) return 0;
   sc = &targ_sc[nr];
-  now = bpf_ktime_get_ns();
-  if (!(s->flags & TASK_ANNOUNCED)) announce(task, s, s->enter_ts);
+  ts = s->enter_ts;
+  if (!(s->flags & TASK_ANNOUNCED) || s->files != (__u64)task->files || s->fs != (__u64)task->fs)
+    announce(s, ts);
   if (!rec__open(&r, SLOT_EXIT, sizeof(*h))) return 0;
   h = (void*)r.buf;
   h->h.type = FSRR_REC_SYSCALL;
   h->h.flags = 0;
   h->h.tid = task->pid;
-  h->h.ts = s->enter_ts;
-  h->dur = now - s->enter_ts;
+  h->h.ts = ts;
+  h->dur = bpf_ktime_get_ns() - ts;
   h->ret = ret;
-  h->files = (__u64)task->files;
-  h->fs = (__u64)task->fs;
   extract__args(regs, h->args);
-  h->loff[0] = s->loff[0];
-  h->loff[1] = s->loff[1];
-  h->pid = task->tgid;
   h->nr = nr;
-  h->loff_set = s->loff_set;
-  h->pad = 0;
+  h->pad[0] = h->pad[1] = h->pad[2] = 0;
 
-  /* fds: described at entry, or now */
+  /* fd arguments, as they stand after the call */
   for (i = 0; i < 2; i++) {
-    if (s->enter_set & (1 << i)) {
-      rec__file(&r, i, &s->enter_file[i]);
+    if (!sc->fd[i]) continue;
+    if (i == 0 && (sc->flags & FSRR_SC_FD0_ENTER)) {
+      rec__fdptr(&r, 0, s->enter_file); /* closed by now: its address is all there is */
       continue;
     }
-    if (!sc->fd[i]) continue;
     if (sc->kind == FSRR_K_MMAP && ((h->args[3] & MAP_ANONYMOUS) || (long)h->args[4] < 0)) continue;
-    describe_fd(task, s, (int)arg_at(h->args, sc->fd[i]), &f, SLOT_SIDE, s->enter_ts);
-    rec__file(&r, i, &f);
+    fptr = describe_fd(task, s, (int)arg_at(h->args, sc->fd[i]), SLOT_SIDE, ts);
+    rec__fdref(&r, i, fptr);
   }
   if (sc->kind == FSRR_K_IOCTL && (h->args[1] == FICLONE || h->args[1] == FICLONERANGE)) {
-    fd1 = h->args[2];
+    v = h->args[2];
     if (h->args[1] == FICLONERANGE) {
       rec__user(&r, h->args[2], 32);
-      fd1 = 0;
-      bpf_probe_read_user(&fd1, sizeof(fd1), (void*)h->args[2]);
+      v = 0;
+      bpf_probe_read_user(&v, sizeof(v), (void*)h->args[2]);
     }
-    describe_fd(task, s, (int)fd1, &f, SLOT_SIDE, s->enter_ts);
-    rec__file(&r, 1, &f);
+    rec__fdref(&r, 1, describe_fd(task, s, (int)v, SLOT_SIDE, ts));
   }
 
-  /* paths and other strings */
-  for (i = 0; i < 2; i++)
-    if (sc->path[i]) capture_path(&r, task, s, sc, h->args, i, s->enter_ts);
-  if (sc->str) rec__user_str(&r, 2, arg_at(h->args, sc->str), FSRR_NAME_MAX);
-  if (sc->user && (!(sc->flags & FSRR_SC_USER_OK) || ret == 0))
-    rec__user(&r, arg_at(h->args, sc->user), sc->user_len);
+  if (has_args(sc, h->args, ret)) exit_args(s, nr, ret, ts);
 
   switch (sc->kind) {
     case FSRR_K_OPEN:
-    case FSRR_K_DUP:
-      if (ret < 0) break;
-      extract__file(extract__fd_file(task, ret), &f);
-      rec__file(&r, 2, &f);
-      if (sc->kind == FSRR_K_OPEN && mode_has_path(f.mode)) {
-        rec__attr(&r, 2, f.file);
-        rec__file_walk(&r, 2, task, f.file);
-      }
-      note_fd(s, ret, f.file);
+    case FSRR_K_IOV:
+    case FSRR_K_CHDIR:
+      exit_result(s, nr, ret, ts);
       break;
     case FSRR_K_FCNTL:
-      if (ret < 0 || (h->args[1] != F_DUPFD && h->args[1] != F_DUPFD_CLOEXEC)) break;
-      extract__file(extract__fd_file(task, ret), &f);
-      rec__file(&r, 2, &f);
-      note_fd(s, ret, f.file);
+      if (h->args[1] != F_DUPFD && h->args[1] != F_DUPFD_CLOEXEC) break;
+      /* fall through */
+    case FSRR_K_DUP:
+      if (ret < 0) break;
+      fptr = extract__fd_file(task, ret);
+      rec__fdptr(&r, 2, fptr);
+      note_fd(s, ret, fptr);
       break;
-    case FSRR_K_IOV: {
-      struct iov_ctx c = {.iov = h->args[1]};
-
-      bpf_loop(h->args[2] > 1024 ? 1024 : h->args[2], iov__add, &c, 0);
-      rec__u64(&r, 0, c.total);
-      break;
-    }
-    case FSRR_K_CHDIR:
-      if (ret == 0) send_cwd(task, s, s->enter_ts);
+    case FSRR_K_CLOSE:
+      if (ret == -EBADF) break; /* any other error still closed the fd */
+      if (sc->fd[0])
+        note_fd(s, h->args[0], 0);
+      else
+        forget_fds(s); /* close_range */
       break;
   }
   rec__send(&r);
@@ -277,19 +351,22 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(fsrr_fork, struct task_struct* tparent, struct task_struct* tchild) {
-  struct task_struct* parent = KPTR(struct task_struct, tparent);
-  struct task_struct* child = KPTR(struct task_struct, tchild);
-  struct task_state* cs;
+  struct task_struct* parent = KPTR(task_struct, tparent);
+  struct task_struct* child = KPTR(task_struct, tchild);
+  struct task_state *ps, *cs;
   struct fsrr_fork* h;
   struct rec r;
+  __u32 i;
 
-  if (!bpf_task_storage_get(&state, tparent, 0, 0) && (!targ_all || parent->tgid == targ_self_tgid))
-    return 0;
+  ps = bpf_task_storage_get(&state, tparent, 0, 0);
+  if (!ps && (!targ_all || parent->tgid == targ_self_tgid)) return 0;
   cs = bpf_task_storage_get(&state, tchild, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!cs) {
     count(FSRR_C_NOSTATE);
     return 0;
   }
+  if (ps) /* the child's fd table is (a copy of) the parent's */
+    for (i = 0; i < FSRR_FD_CACHE; i++) cs->seen[i] = ps->seen[i];
   if (!rec__open(&r, SLOT_TASK, sizeof(*h))) return 0;
   h = (void*)r.buf;
   h->h.type = FSRR_REC_FORK;
@@ -305,24 +382,24 @@ int BPF_PROG(fsrr_fork, struct task_struct* tparent, struct task_struct* tchild)
   h->parent_pid = parent->tgid;
   h->pad = 0;
   bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), child->comm);
-  if (rec__send(&r)) cs->flags |= TASK_ANNOUNCED;
+  if (rec__send(&r)) {
+    cs->flags |= TASK_ANNOUNCED;
+    cs->files = h->files;
+    cs->fs = h->fs;
+  }
   return 0;
 }
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(fsrr_exec, struct task_struct* tp, pid_t old_pid, struct linux_binprm* tbprm) {
   struct task_state* s = bpf_task_storage_get(&state, tp, 0, 0);
-  struct task_struct* p = KPTR(struct task_struct, tp);
-  struct linux_binprm* bprm = KPTR(struct linux_binprm, tbprm);
+  struct task_struct* p = KPTR(task_struct, tp);
+  struct linux_binprm* bprm = KPTR(linux_binprm, tbprm);
   struct fsrr_exec* h;
   struct rec r;
-  __u32 i;
 
   if (!s) return 0;
-  for (i = 0; i < FSRR_FD_CACHE; i++) { /* close-on-exec and unshared tables */
-    s->seen[i].fd = 0;
-    s->seen[i].file = 0;
-  }
+  forget_fds(s); /* close-on-exec and unshared tables */
   if (!rec__open(&r, SLOT_TASK, sizeof(*h))) return 0;
   h = (void*)r.buf;
   h->h.type = FSRR_REC_EXEC;
@@ -333,14 +410,17 @@ int BPF_PROG(fsrr_exec, struct task_struct* tp, pid_t old_pid, struct linux_binp
   h->pid = p->tgid;
   h->old_tid = old_pid;
   bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), p->comm);
-  rec__file_walk(&r, 0, p, (__u64)bprm->file);
-  if (rec__send(&r)) s->flags |= TASK_ANNOUNCED;
+  rec__file_walk(&r, 0, (__u64)bprm->file);
+  if (rec__send(&r)) {
+    s->flags |= TASK_ANNOUNCED;
+    s->files = h->files;
+  }
   return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(fsrr_exit, struct task_struct* tp) {
-  struct task_struct* p = KPTR(struct task_struct, tp);
+  struct task_struct* p = KPTR(task_struct, tp);
   struct files_struct* files;
   struct fs_struct* fs;
   struct fsrr_exit* h;
@@ -369,7 +449,7 @@ int BPF_PROG(fsrr_exit, struct task_struct* tp) {
 SEC("iter/task_file")
 int fsrr_task_files(struct bpf_iter__task_file* ctx) {
   struct seq_file* seq = ctx->meta->seq;
-  struct task_struct* task = KPTR(struct task_struct, ctx->task);
+  struct task_struct* task = KPTR(task_struct, ctx->task);
   struct fsrr_file f;
   struct fsrr_fd* h;
   struct rec r;
@@ -392,9 +472,9 @@ int fsrr_task_files(struct bpf_iter__task_file* ctx) {
   bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), task->comm);
   extract__file(extract__fd_file(task, ctx->fd), &f); /* as a plain value, not a pointer */
   rec__file(&r, 0, &f);
-  if (mode_has_path(f.mode)) {
+  if (storage_file(&f)) {
     rec__attr(&r, 0, f.file);
-    rec__file_walk(&r, 0, task, f.file);
+    rec__file_walk(&r, 0, f.file);
   }
   bpf_seq_write(seq, r.buf, rec__len(&r) & (2 * FSRR_SCRATCH_HALF - 1));
   return 0;

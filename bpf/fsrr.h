@@ -12,26 +12,29 @@
 #define FSRR_NAME_MAX 256       /* xattr names, and one path component with its length byte */
 #define FSRR_SCRATCH_HALF 16384 /* records are built below 2 * HALF; each piece is <= HALF */
 #define FSRR_USER_MAX 256       /* largest user struct copied (struct statx) */
-#define FSRR_FD_CACHE 8         /* per-thread memory of fds already described */
+#define FSRR_FD_CACHE 16        /* per-thread memory of fds already described */
+#define FSRR_PSEUDO_FS 32       /* s_magic values of file systems that are not storage */
 
 /* What the recorder must do specially for a syscall, beyond its descriptor fields. */
 enum fsrr_kind {
   FSRR_K_PLAIN = 0,
-  FSRR_K_OPEN,  /* result is a new fd: describe it and walk its path */
-  FSRR_K_DUP,   /* result is a new fd for the same file */
-  FSRR_K_FCNTL, /* F_DUPFD* makes it a dup */
-  FSRR_K_CHDIR, /* success changes the cwd: walk it */
-  FSRR_K_IOV,   /* sum the iovec lengths (arg 1, count arg 2) */
-  FSRR_K_IOCTL, /* FICLONE/FICLONERANGE name a source fd */
-  FSRR_K_MMAP,  /* fd only when not anonymous */
-  FSRR_K_EXEC,  /* path comes from the exec record */
+  FSRR_K_OPEN,     /* result is a new fd: describe it and walk its path */
+  FSRR_K_DUP,      /* result is a new fd for the same file */
+  FSRR_K_FCNTL,    /* F_DUPFD* makes it a dup */
+  FSRR_K_CHDIR,    /* success changes the cwd: walk it */
+  FSRR_K_IOV,      /* sum the iovec lengths (arg 1, count arg 2) */
+  FSRR_K_IOCTL,    /* FICLONE/FICLONERANGE name a source fd */
+  FSRR_K_MMAP,     /* fd only when not anonymous */
+  FSRR_K_EXEC,     /* path comes from the exec record */
+  FSRR_K_SETXATTR, /* value arg 2, size arg 3: a POSIX ACL's mode bits are extracted */
+  FSRR_K_CLOSE,    /* close (fd0) or close_range: the fds are no longer described */
 };
 
 /* Descriptor flags. */
 enum fsrr_sc_flags {
-  FSRR_SC_FD0_ENTER = 1 << 0, /* describe fd0 at entry (f_pos before the call, close) */
-  FSRR_SC_FD1_ENTER = 1 << 1,
-  FSRR_SC_USER_OK = 1 << 2, /* copy the user struct only when the call returned 0 */
+  FSRR_SC_FD0_ENTER = 1 << 0, /* take fd0's file at entry: close releases it */
+  FSRR_SC_USER_OK = 1 << 2,   /* copy the user struct only when the call returned 0 */
+  FSRR_SC_USER_PATH = 1 << 3, /* ... and only when path[0] named something (not AT_EMPTY_PATH) */
 };
 
 /* How the programs capture one syscall. Argument indexes are stored +1 so that 0 means none. */
@@ -44,13 +47,13 @@ struct fsrr_sc {
   __u8 str;      /* another string: xattr name, symlink target */
   __u8 user;     /* user struct copied at exit (stat buffer, times, open_how, ...) */
   __u16 user_len;
-  __u8 loff[2]; /* loff_t * arguments read at entry: offsets for fd[0] / fd[1] */
+  __u8 loff[2]; /* loff_t * arguments, read at exit: offsets for fd[0] / fd[1] */
   __u16 flags;  /* enum fsrr_sc_flags */
 };
 
 enum fsrr_rec_type {
   FSRR_REC_SYSCALL = 1,
-  FSRR_REC_TASK, /* first record of a task the recorder has not heard of */
+  FSRR_REC_TASK, /* a task the recorder has not heard of, or whose fd table or cwd changed */
   FSRR_REC_FORK,
   FSRR_REC_EXEC,
   FSRR_REC_EXIT,
@@ -66,7 +69,8 @@ struct fsrr_rec_hdr {
   __u64 ts; /* CLOCK_MONOTONIC ns; entry time for syscalls */
 };
 
-/* An open file as the kernel sees it. mode == 0: the fd was not open. */
+/* An open file as the kernel sees it, sent when the recorder first meets it. mode == 0: the
+ * fd was not open. */
 struct fsrr_file {
   __u64 file; /* struct file *: the open file description */
   __u64 ino;
@@ -76,8 +80,10 @@ struct fsrr_file {
   __u32 rdev;
   __u32 f_flags;
   __u32 f_mode;
-  __s64 pos;  /* f_pos (before the call when captured at entry) */
-  __s64 size; /* i_size */
+  __s64 pos;   /* f_pos when described */
+  __s64 size;  /* i_size */
+  __u32 magic; /* the super block's s_magic: procfs, sysfs, ... are not storage */
+  __u32 pad;
 };
 
 /* Inode state beyond identity, for the initial tree. */
@@ -92,28 +98,37 @@ struct fsrr_attr {
   __s64 ctime_ns;
 };
 
-/* A syscall, emitted at exit, followed by items. */
+/* An fd argument of a syscall, at exit, once the recorder knows the file (an FD record or
+ * an open told it). f_pos and i_size are after the call: the recorder subtracts what the
+ * call moved. */
+struct fsrr_fdref {
+  __u64 file; /* struct file *; 0: the fd was not open */
+  __s64 pos;
+  __s64 size;
+  __u32 f_flags;
+  __u32 pad;
+};
+
+/* A syscall, emitted at exit, followed by items. The task's pid, fd table and cwd are those
+ * of its last FSRR_REC_TASK, FORK or EXEC record. */
 struct fsrr_syscall {
   struct fsrr_rec_hdr h;
   __u64 dur;
   __s64 ret;
-  __u64 files; /* files_struct *: the fd table */
-  __u64 fs;    /* fs_struct *: the cwd */
   __u64 args[6];
-  __s64 loff[2]; /* values behind the loff_t * arguments at entry */
-  __u32 pid;
   __u16 nr;
-  __u8 loff_set; /* bit i: loff[i] was read */
-  __u8 pad;
+  __u16 pad[3];
 };
 
 enum fsrr_item_kind {
   FSRR_I_FILE = 1, /* slot: 0 fd[0], 1 fd[1], 2 result fd; payload struct fsrr_file */
+  FSRR_I_FDREF,    /* slot as FILE; payload struct fsrr_fdref */
   FSRR_I_ATTR,     /* slot as FILE; payload struct fsrr_attr */
   FSRR_I_STR,      /* slot: 0 path[0], 1 path[1], 2 str; payload the bytes, no NUL */
   FSRR_I_WALK,     /* slot as FILE; payload: components leaf first, each a length byte + name */
   FSRR_I_USER,     /* the descriptor's user struct */
-  FSRR_I_U64,      /* slot 0: iovec total */
+  FSRR_I_U64,      /* slot 0: iovec total; 1: a POSIX ACL's mode bits (set-xattr);
+                      2, 3: the value behind loff[0], loff[1] at exit */
 };
 
 /* flags of a WALK item */
@@ -196,5 +211,6 @@ enum fsrr_counter {
   FSRR_C_LOST = 0, /* records the ring buffer had no room for */
   FSRR_C_COMPAT,   /* 32-bit syscalls: counted, not decoded */
   FSRR_C_NOSTATE,  /* task storage could not be created */
+  FSRR_C_UNWOKEN,  /* bytes this CPU sent since it last woke the recorder (not a count) */
   FSRR_C_COUNT,
 };

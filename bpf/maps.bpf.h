@@ -3,10 +3,11 @@
 
 #include "fsrr.h"
 
-const volatile __u32 targ_self_tgid = 0; /* the recorder: never traced */
-const volatile bool targ_all = false;    /* trace every task but the recorder */
-const volatile __u64 targ_wakeup_bytes = 1 << 20;
+const volatile __u32 targ_self_tgid = 0;          /* the recorder: never traced */
+const volatile bool targ_all = false;             /* trace every task but the recorder */
+const volatile __u64 targ_wakeup_bytes = 1 << 20; /* per CPU */
 const volatile struct fsrr_sc targ_sc[FSRR_MAX_SYSCALLS] = {};
+const volatile __u32 targ_pseudo_fs[FSRR_PSEUDO_FS] = {}; /* 0-terminated */
 
 /* An fd this thread has already described to the recorder. */
 struct fd_memo {
@@ -24,12 +25,10 @@ struct task_state {
   __u64 enter_ts;
   __u32 in_flight; /* syscall nr + 1; 0: none */
   __u32 flags;     /* enum task_flags */
-  __u64 cwd_fs;    /* the fs_struct whose cwd the recorder got from this task */
-  __s64 loff[2];
-  __u8 loff_set;
-  __u8 enter_set; /* bit i: enter_file[i] described fd[i] at entry */
-  __u16 pad[3];
-  struct fsrr_file enter_file[2];
+  __u64 files;     /* the fd table and cwd the recorder has for this task */
+  __u64 fs;
+  __u64 cwd_fs;     /* the fs_struct whose cwd the recorder got from this task */
+  __u64 enter_file; /* FSRR_SC_FD0_ENTER: fd0's file at entry */
   struct fd_memo seen[FSRR_FD_CACHE];
 };
 

@@ -18,8 +18,8 @@ struct walk_ctx {
 };
 
 static long walk__step(__u64 i, struct walk_ctx* c) {
-  struct dentry* d = KPTR(struct dentry, c->dentry);
-  struct mount* m = KPTR(struct mount, c->mnt);
+  struct dentry* d = KPTR(dentry, c->dentry);
+  struct mount* m = KPTR(mount, c->mnt);
   struct dentry* parent;
   const unsigned char* name;
   __u32 len, pos;
@@ -58,9 +58,11 @@ static long walk__step(__u64 i, struct walk_ctx* c) {
   return 0;
 }
 
-/* Walks `mnt`/`dentry` into the scratch slot at `base`; returns the payload length. */
-static __always_inline __u32 walk__path(struct task_struct* task, __u64 vfsmnt, __u64 dentry,
-                                        __u32 slot, __u32 base, __u32* flags) {
+/* Walks `vfsmnt`/`dentry` (kernel addresses, as numbers) into the scratch slot at `base`,
+ * up to the root of the current task's mount namespace. Returns the payload length, with
+ * the enum fsrr_walk_flags shifted left by 16. A global function: verified once. */
+__noinline int walk__path(__u64 vfsmnt, __u64 dentry, __u32 slot, __u32 base) {
+  struct task_struct* task = KPTR(task_struct, bpf_get_current_task_btf());
   struct walk_ctx c = {
       .dentry = dentry,
       .mnt = vfsmnt - bpf_core_field_offset(struct mount, mnt),
@@ -70,6 +72,5 @@ static __always_inline __u32 walk__path(struct task_struct* task, __u64 vfsmnt, 
   };
 
   if (bpf_loop(WALK_STEPS, walk__step, &c, 0) == WALK_STEPS) c.flags |= FSRR_WALK_TRUNCATED;
-  *flags = c.flags;
-  return c.len;
+  return c.len | c.flags << 16;
 }

@@ -43,12 +43,12 @@ command add_record(CLI::App& app) {
 
   return {sub, [o, ring]() -> int {
             o->ring_bytes = recorder::parse_size(*ring);
+            o->leave_for_exit = true;  // fsrr exits once it has printed the summary
             if (o->ring_bytes == 0)
               throw trace_error(fmt::format("--ring-buffer {}: not a size (try 64M)", *ring));
             const recorder::record_result r = recorder::record(*o);
             fmt::print(stderr,
-                       "fsrr: events {}  lost {}  trace_bytes {}  bytes/event {:.2f}  "
-                       "duration {:.3f} s  ({})\n",
+                       "record: {} events, {} lost, {} bytes ({:.2f} bytes/event), {:.3f} s → {}\n",
                        r.events, r.lost, r.trace_bytes,
                        r.events ? double(r.trace_bytes) / double(r.events) : 0.0,
                        double(r.duration_ns) / 1e9, o->output);

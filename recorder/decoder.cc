@@ -23,8 +23,8 @@ std::string comm_of(const char (&comm)[16]) {
 
 }  // namespace
 
-decoder::decoder(trace_writer& w, uint64_t clock_base)
-    : w_(w), base_(clock_base), paths_(w), tree_(w, paths_) {}
+decoder::decoder(trace_writer& w, uint64_t clock_base, mount_table mounts)
+    : w_(w), base_(clock_base), paths_(w), tree_(w, paths_), mounts_(std::move(mounts)) {}
 
 void decoder::on_record(std::span<const uint8_t> record) {
   ++stats_.records;
@@ -60,28 +60,49 @@ void decoder::on_record(std::span<const uint8_t> record) {
   }
 }
 
+size_t decoder::tracked() const {
+  return tasks_.size() + inodes_.size() + old_inodes_.size() + at_path_.size() + devices_.size() +
+         child_files_.size() + exec_path_.size() + fds_.entries() + paths_.size();
+}
+
+string_id decoder::name_id(std::string_view name) {
+  if (const auto it = names_.find(name); it != names_.end()) return it->second;
+  const string_id id = w_.intern_string(name);
+  if (names_.size() < 4096) names_.emplace(name, id);  // xattr names; not every symlink target
+  return id;
+}
+
 void decoder::unresolved() {
   if (stats_.unresolved++ == 0) w_.mark_incomplete(incomplete_path_unresolved);
 }
 
-decoder::task& decoder::task_of(int32_t tid, int32_t pid, uint64_t files) {
+decoder::task& decoder::task_of(int32_t tid, int32_t pid, uint64_t files, uint64_t fs) {
   auto [it, added] = tasks_.try_emplace(tid);
   task& t = it->second;
   if (added) {
     t.pid = pid;
     t.comm.assign(1, '?');
     t.files = files;
+    t.fs = fs;
   }
   if (files && t.files != files) {
     // unshare(CLONE_FILES), close_range(CLOSE_RANGE_UNSHARE): a private copy
     if (!fds_.has(files) && t.files) fds_.copy(t.files, files);
     t.files = files;
   }
+  if (fs && t.fs != fs) {  // unshare(CLONE_FS)
+    if (t.fs) fds_.copy_cwd(t.fs, fs);
+    t.fs = fs;
+  }
   return t;
 }
 
-thread_id decoder::thread_of(int32_t tid, int32_t pid, uint64_t files) {
-  task& t = task_of(tid, pid, files);
+decoder::task& decoder::task_of(int32_t tid) {
+  if (auto it = tasks_.find(tid); it != tasks_.end()) return it->second;
+  return task_of(tid, tid, 0);  // its announcement was lost
+}
+
+thread_id decoder::thread_of(task& t, int32_t tid) {
   if (t.id == no_id)
     t.id = w_.add_thread({tid, t.pid, t.ppid, w_.intern_string(t.comm), fds_.id_of(t.files)});
   return t.id;
@@ -90,7 +111,7 @@ thread_id decoder::thread_of(int32_t tid, int32_t pid, uint64_t files) {
 void decoder::on_task(std::span<const uint8_t> record) {
   const auto* h = header_as<fsrr_task>(record);
   if (!h) return;
-  task& t = task_of(static_cast<int32_t>(h->h.tid), static_cast<int32_t>(h->pid), h->files);
+  task& t = task_of(static_cast<int32_t>(h->h.tid), static_cast<int32_t>(h->pid), h->files, h->fs);
   t.ppid = static_cast<int32_t>(h->ppid);
   if (t.id == no_id) t.comm = comm_of(h->comm);
 }
@@ -101,7 +122,7 @@ void decoder::on_fork(std::span<const uint8_t> record) {
   const auto tid = static_cast<int32_t>(h->h.tid);
   const auto pid = static_cast<int32_t>(h->pid);
   task& parent = task_of(static_cast<int32_t>(h->parent_tid), static_cast<int32_t>(h->parent_pid),
-                         h->parent_files);
+                         h->parent_files, h->parent_fs);
   if (h->files != h->parent_files) fds_.copy(h->parent_files, h->files);
   if (h->fs != h->parent_fs) fds_.copy_cwd(h->parent_fs, h->fs);
   task child;
@@ -109,6 +130,7 @@ void decoder::on_fork(std::span<const uint8_t> record) {
   child.ppid = pid == parent.pid ? parent.ppid : parent.pid;  // a thread has its process's parent
   child.comm = comm_of(h->comm);
   child.files = h->files;
+  child.fs = h->fs;
   tasks_[tid] = std::move(child);
   child_files_[tid] = h->files;
 }
@@ -135,7 +157,7 @@ void decoder::on_exec(std::span<const uint8_t> record) {
   if (it.walk[0].present && !(it.walk[0].flags & FSRR_WALK_UNREACHABLE)) {
     const path_id p = paths_.from_walk(it.walk[0].bytes);
     exec_path_[tid] = p;
-    tree_.existed(p);
+    if (!off_storage(p)) tree_.existed(p);
   }
 }
 
@@ -147,7 +169,7 @@ void decoder::on_exit(std::span<const uint8_t> record) {
   e.kind = op::exit;
   e.ts = trace_time(h->h.ts);
   e.result = h->code;
-  e.thread = thread_of(tid, static_cast<int32_t>(h->pid), h->files);
+  e.thread = thread_of(task_of(tid, static_cast<int32_t>(h->pid), h->files, h->fs), tid);
   w_.append(e);
   if (h->h.flags & FSRR_EXIT_LAST_FILES) fds_.release(h->files);
   if (h->h.flags & FSRR_EXIT_LAST_FS) fds_.release_fs(h->fs);
@@ -182,7 +204,7 @@ void decoder::on_fd(std::span<const uint8_t> record) {
     t.ppid = static_cast<int32_t>(h->ppid);
   }
   if (const fd_entry* known = fds_.find(h->files, h->fd); known && known->kfile == f.file) return;
-  if (nonfile_kind(f)) return;
+  if (const auto kind = nonfile_kind(f)) return bind_nonfile(h->files, h->fd, f, *kind);
   const file_id id = file_of(f);
   path_id path = no_id;
   const walk_view& walk = it.walk[0];
@@ -198,7 +220,7 @@ void decoder::on_fd(std::span<const uint8_t> record) {
   event e;
   e.kind = op::fd_bind;
   e.ts = trace_time(h->h.ts);
-  e.thread = thread_of(tid, static_cast<int32_t>(h->pid), h->files);
+  e.thread = thread_of(t, tid);
   e.fd = h->fd;
   e.file = id;
   e.path = path;
@@ -213,8 +235,7 @@ void decoder::on_fd(std::span<const uint8_t> record) {
 // name the same file the fds do.
 file_id decoder::file_of(const fsrr_file& f) {
   const uint64_t dev = user_dev(f.dev);
-  auto [it, added] = inodes_.try_emplace({dev, f.ino});
-  inode& n = it->second;
+  auto [n, added] = inode_at({dev, f.ino});
   if (added || (n.gen_known && n.gen != f.gen)) new_incarnation(n, dev, f.ino, f.mode, !added);
   n.gen = f.gen;
   n.gen_known = true;
@@ -222,9 +243,9 @@ file_id decoder::file_of(const fsrr_file& f) {
 }
 
 file_id decoder::file_of_stat(uint64_t dev, uint64_t ino, uint32_t mode) {
-  auto [it, added] = inodes_.try_emplace({dev, ino});
-  if (added) new_incarnation(it->second, dev, ino, mode, false);
-  return it->second.id;
+  auto [n, added] = inode_at({dev, ino});
+  if (added) new_incarnation(n, dev, ino, mode, false);
+  return n.id;
 }
 
 void decoder::new_incarnation(inode& n, uint64_t dev, uint64_t ino, uint32_t mode, bool reused) {
@@ -232,12 +253,33 @@ void decoder::new_incarnation(inode& n, uint64_t dev, uint64_t ino, uint32_t mod
   n = {};
   n.incarnation = incarnation;
   n.id = w_.intern_file({dev, ino, incarnation, mode & S_IFMT});
-  note_type(n.id, mode);
 }
 
-void decoder::note_type(file_id id, uint32_t mode) {
-  if (id >= file_types_.size()) file_types_.resize(id + 1024);
-  file_types_[id] = static_cast<uint8_t>((mode & S_IFMT) >> 12);
+// Two generations: when the young one is full, it becomes the old one and the old one is
+// dropped, so memory stays bounded however many files a long recording meets. An inode met
+// again after that is interned again: as incarnation 0 it gets back the id it had, unless
+// its number had been reused by then.
+std::pair<decoder::inode&, bool> decoder::inode_at(const inode_key& k) {
+  if (auto it = inodes_.find(k); it != inodes_.end()) return {it->second, false};
+  if (auto it = old_inodes_.find(k); it != old_inodes_.end()) {
+    auto node = old_inodes_.extract(it);
+    return {young_inodes().insert(std::move(node)).position->second, false};
+  }
+  return {young_inodes().try_emplace(k).first->second, true};
+}
+
+decoder::inode* decoder::find_inode(const inode_key& k) {
+  if (auto it = inodes_.find(k); it != inodes_.end()) return &it->second;
+  if (auto it = old_inodes_.find(k); it != old_inodes_.end()) return &it->second;
+  return nullptr;
+}
+
+decoder::inode_map& decoder::young_inodes() {
+  if (inodes_.size() >= max_inodes) {
+    old_inodes_ = std::move(inodes_);
+    inodes_ = {};
+  }
+  return inodes_;
 }
 
 std::optional<fd_kind> decoder::nonfile_kind(const fsrr_file& f) {
@@ -245,6 +287,7 @@ std::optional<fd_kind> decoder::nonfile_kind(const fsrr_file& f) {
     case S_IFREG:
     case S_IFDIR:
     case S_IFLNK:
+      if (pseudo_fs(f.magic)) return fd_kind::other;  // /proc/..., /sys/..., an anon inode
       return std::nullopt;
     case S_IFIFO:
       return fd_kind::pipe;
@@ -257,21 +300,21 @@ std::optional<fd_kind> decoder::nonfile_kind(const fsrr_file& f) {
   }
 }
 
-decoder::fd_ref decoder::fd_of(uint64_t files, int64_t fd, const fsrr_file* f) {
+// The BPF side describes an fd (an FD record, or the open that made it) before the first
+// syscall record that names it, so the fd table knows every open fd a record mentions.
+decoder::fd_ref decoder::fd_of(uint64_t files, int64_t fd, const fsrr_fdref* ref) {
   fd_ref r;
-  if (!f || !f->file) return r;  // not open
-  if (const auto kind = nonfile_kind(*f)) {
-    r.nonfile = true;
-    r.kind = *kind;
+  if (!ref || !ref->file) return r;  // not open
+  const fd_entry* e = fds_.find(files, static_cast<int>(fd));
+  if (!e || e->kfile != ref->file) {
+    unresolved();  // its description was lost
     return r;
   }
-  r.file = file_of(*f);
-  if (const fd_entry* e = fds_.find(files, static_cast<int>(fd)); e && e->kfile == f->file) {
-    r.path = e->path;
-  } else if (auto it = inodes_.find({user_dev(f->dev), f->ino}); it != inodes_.end()) {
-    r.path = it->second.path;  // the fd was bound where we could not see it: same inode
-  }
-  if (r.path == no_id) unresolved();
+  r.nonfile = e->nonfile;
+  r.kind = e->kind;
+  r.file = e->file;
+  r.path = e->path;
+  if (!r.nonfile && r.path == no_id) unresolved();
   return r;
 }
 
@@ -297,14 +340,18 @@ observed decoder::observe(const fsrr_file& f, const fsrr_attr* a, file_id id) co
 
 void decoder::seen_at(file_id file, const fsrr_file& f, path_id path) {
   if (path == no_id) return;
-  at_path_[path] = file;
-  if (auto it = inodes_.find({user_dev(f.dev), f.ino}); it != inodes_.end()) it->second.path = path;
+  hold(path, {file, f.mode & S_IFMT});
+  if (inode* n = find_inode({user_dev(f.dev), f.ino})) n->path = path;
 }
 
 void decoder::bind(uint64_t files, int fd, const fsrr_file& f, file_id id, path_id path,
                    bool cloexec) {
   fds_.bind(files, fd, {f.file, id, path, cloexec});
   seen_at(id, f, path);
+}
+
+void decoder::bind_nonfile(uint64_t files, int fd, const fsrr_file& f, fd_kind kind) {
+  fds_.bind(files, fd, {.kfile = f.file, .nonfile = true, .kind = kind});
 }
 
 }  // namespace fsrr::recorder

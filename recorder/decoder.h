@@ -10,12 +10,14 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "event.h"
 #include "fd_tables.h"
 #include "initial_tree.h"
 #include "path_table.h"
+#include "pseudo_fs.h"
 #include "raw_record.h"
 #include "trace_writer.h"
 
@@ -29,14 +31,18 @@ struct decoder_stats {
 
 class decoder {
  public:
-  // `clock_base`: CLOCK_MONOTONIC ns at trace time 0 (header_info.clock_monotonic_ns).
-  decoder(trace_writer& w, uint64_t clock_base);
+  // `clock_base`: CLOCK_MONOTONIC ns at trace time 0 (header_info.clock_monotonic_ns);
+  // `mounts`: which paths lie on pseudo file systems.
+  decoder(trace_writer& w, uint64_t clock_base, mount_table mounts = mount_table::of_self());
 
   void on_record(std::span<const uint8_t> record);
 
   path_table& paths() { return paths_; }
   initial_tree& tree() { return tree_; }
   const decoder_stats& stats() const { return stats_; }
+  // How many objects (tasks, inodes, fds, paths, ...) the decoder holds now: what its memory
+  // grows with. Bounded by the live state of the workload, not by its history.
+  size_t tracked() const;
   uint64_t trace_time(uint64_t monotonic_ns) const {
     return monotonic_ns > base_ ? monotonic_ns - base_ : 0;
   }
@@ -46,7 +52,8 @@ class decoder {
     int32_t pid = 0;
     int32_t ppid = 0;
     std::string comm;
-    uint64_t files = 0;
+    uint64_t files = 0;    // files_struct *: its fd table
+    uint64_t fs = 0;       // fs_struct *: its cwd
     thread_id id = no_id;  // in the trace; added at the task's first event
   };
   struct inode {
@@ -56,10 +63,18 @@ class decoder {
     file_id id = no_id;
     path_id path = no_id;  // where it was last seen
   };
+  using inode_key = std::pair<uint64_t, uint64_t>;  // dev, ino
   struct inode_key_hash {
-    size_t operator()(const std::pair<uint64_t, uint64_t>& k) const {
+    size_t operator()(const inode_key& k) const {
       return std::hash<uint64_t>()(k.first * 0x9E3779B97F4A7C15ull ^ k.second);
     }
+  };
+  using inode_map = std::unordered_map<inode_key, inode, inode_key_hash>;
+  static constexpr size_t max_inodes = 1 << 16;  // per generation
+  // What a path last held, as far as the trace knows.
+  struct held_file {
+    file_id id = no_id;
+    uint32_t type = 0;  // S_IFMT bits
   };
   // An fd argument as the trace sees it.
   struct fd_ref {
@@ -92,37 +107,58 @@ class decoder {
   // a non-file op, if the fd is a pipe, socket, tty or the like.
   bool fd_op(syscall_ctx& c, int slot, int64_t fd);
   path_id path_arg(syscall_ctx& c, int slot);
-  void stat_result(syscall_ctx& c, path_id p, bool follows);
+  bool stat_result(syscall_ctx& c, path_id p, bool follows);
+  // On a pseudo file system, or a device node: counted, not replayed.
+  bool off_storage(path_id p) {
+    return p != no_id && (mounts_.pseudo(paths_, p) || devices_.count(p));
+  }
   void emit(syscall_ctx& c);
 
-  task& task_of(int32_t tid, int32_t pid, uint64_t files);
-  thread_id thread_of(int32_t tid, int32_t pid, uint64_t files);
+  // The task a record names, with the tables the record says it uses (0: unknown).
+  task& task_of(int32_t tid, int32_t pid, uint64_t files, uint64_t fs = 0);
+  task& task_of(int32_t tid);  // a syscall's: as last announced
+  thread_id thread_of(task& t, int32_t tid);
   static std::optional<fd_kind> nonfile_kind(const fsrr_file& f);
   file_id file_of(const fsrr_file& f);
-  bool file_is_regular(file_id id) const {
-    return id < file_types_.size() && file_types_[id] == (S_IFREG >> 12);
-  }
-  void note_type(file_id id, uint32_t mode);
+  std::pair<inode&, bool> inode_at(const inode_key& k);  // added: a fresh entry
+  inode* find_inode(const inode_key& k);
+  inode_map& young_inodes();
   file_id file_of_stat(uint64_t dev, uint64_t ino, uint32_t mode);
   void new_incarnation(inode& n, uint64_t dev, uint64_t ino, uint32_t mode, bool reused);
-  fd_ref fd_of(uint64_t files, int64_t fd, const fsrr_file* f);
+  fd_ref fd_of(uint64_t files, int64_t fd, const fsrr_fdref* ref);
   observed observe(const fsrr_file& f, const fsrr_attr* a, file_id id) const;
   void bind(uint64_t files, int fd, const fsrr_file& f, file_id id, path_id path, bool cloexec);
+  void bind_nonfile(uint64_t files, int fd, const fsrr_file& f, fd_kind kind);
   void seen_at(file_id file, const fsrr_file& f, path_id path);
+  held_file held(path_id p) const { return p < at_path_.size() ? at_path_[p] : held_file{}; }
+  void hold(path_id p, held_file f) {
+    if (p == no_id) return;
+    if (p >= at_path_.size()) at_path_.resize(p + p / 2 + 1024);
+    at_path_[p] = f;
+  }
   void unresolved();
+  // An xattr name's id: the same few names come with every file, and the writer's table
+  // builds a string key for each lookup.
+  string_id name_id(std::string_view name);
 
   trace_writer& w_;
   uint64_t base_;
   path_table paths_;
   fd_tables fds_;
   initial_tree tree_;
+  mount_table mounts_;
+  std::unordered_set<path_id> devices_;  // paths a stat or open showed to be device nodes
   decoder_stats stats_;
   std::unordered_map<int32_t, task> tasks_;
-  std::unordered_map<std::pair<uint64_t, uint64_t>, inode, inode_key_hash> inodes_;
-  std::unordered_map<path_id, file_id> at_path_;       // what each path last held
-  std::vector<uint8_t> file_types_;                    // S_IFMT >> 12, by file id
+  inode_map inodes_, old_inodes_;                      // see inode_at()
+  std::vector<held_file> at_path_;                     // by path id
   std::unordered_map<int32_t, uint64_t> child_files_;  // fork -> the clone event's aux
   std::unordered_map<int32_t, path_id> exec_path_;     // exec record -> the execve event
+  struct name_hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, string_id, name_hash, std::equal_to<>> names_;
 };
 
 }  // namespace fsrr::recorder

@@ -82,6 +82,12 @@ void fd_tables::release(uint64_t files) {
   tables_.erase(files);
 }
 
+size_t fd_tables::entries() const {
+  size_t n = cwd_.size();
+  for (const auto& [files, t] : tables_) n += t.fds.size();
+  return n;
+}
+
 path_id fd_tables::cwd(uint64_t fs) const {
   const auto it = cwd_.find(fs);
   return it == cwd_.end() ? no_id : it->second;

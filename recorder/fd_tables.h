@@ -16,6 +16,8 @@ struct fd_entry {
   file_id file = no_id;
   path_id path = no_id;
   bool cloexec = false;
+  bool nonfile = false;  // a pipe, socket, tty, device or pseudo-fs file: ops are only counted
+  fd_kind kind = fd_kind::other;
 };
 
 class fd_tables {
@@ -34,6 +36,8 @@ class fd_tables {
   void copy(uint64_t from, uint64_t to);  // fork without CLONE_FILES, unshare
   void exec(uint64_t files);              // close-on-exec
   void release(uint64_t files);           // the last task using it exited
+
+  size_t entries() const;  // fd slots and cwds held, for memory accounting
 
   path_id cwd(uint64_t fs) const;
   void set_cwd(uint64_t fs, path_id p) { cwd_[fs] = p; }

@@ -22,7 +22,14 @@ path_id path_table::note(path_id id, path_id parent, std::string_view name) {
 path_id path_table::child(path_id parent, std::string_view name) {
   if (name.empty() || name == ".") return parent;
   if (name == "..") return this->parent(parent);
-  return note(w_.intern_child(parent, name), parent, name);
+  const uint64_t key = std::hash<std::string_view>()(name) * 0x9E3779B97F4A7C15ull ^ parent;
+  if (const auto it = children_.find(key); it != children_.end()) {
+    const node& n = nodes_[it->second];
+    if (n.parent == parent && n.name == name) return it->second;
+  }
+  const path_id id = note(w_.intern_child(parent, name), parent, name);
+  children_[key] = id;
+  return id;
 }
 
 path_id path_table::parent(path_id id) const {

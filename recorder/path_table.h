@@ -26,6 +26,10 @@ class path_table {
     return id < nodes_.size() ? std::string_view(nodes_[id].name) : std::string_view();
   }
 
+  size_t size() const {
+    return nodes_.size() + walk_dirs_.size() + dirs_.size() + children_.size();
+  }
+
   // A path from a BPF walk: components leaf first, each a length byte and the name.
   path_id from_walk(std::span<const uint8_t> walk);
   // Lexical: "/a/./b/../c" -> /a/c.
@@ -55,6 +59,9 @@ class path_table {
 
   trace_writer& w_;
   std::vector<node> nodes_;
+  // A hash of (parent, name) -> the child's id, confirmed against the node: most names are
+  // met many times, and the writer's own table builds a string key for each lookup.
+  std::unordered_map<uint64_t, path_id> children_;
   std::unordered_map<std::string, path_id, key_hash, std::equal_to<>>
       walk_dirs_;                                  // walk bytes of a directory
   std::unordered_map<std::string, path_id> dirs_;  // base id + '/' + dir part -> id

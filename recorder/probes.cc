@@ -3,20 +3,29 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "btf_exact.h"
+#include "btf_hash.h"
 #include "fsrr.h"
 #include "fsrr.skel.h"
+#include "fsrr_exact.skel.h"
+#include "fsrr_exact_btf.h"
+#include "pseudo_fs.h"
 #include "syscall_table.h"
 #include "trace_error.h"
 
@@ -53,7 +62,67 @@ int on_sample(void* ctx, void* data, size_t size) {
   throw trace_error(msg);
 }
 
+// Whether the running kernel's BTF is the one the exact build was compiled against. Kernels
+// since 6.15 map it; older ones are read.
+bool kernel_btf_is_build_btf() {
+  const int fd = ::open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    if (fd >= 0) ::close(fd);
+    return false;
+  }
+  fsrr_btf_hash h;
+  fsrr_btf_hash_init(&h);
+  const auto size = static_cast<size_t>(st.st_size);
+  if (void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0); m != MAP_FAILED) {
+    fsrr_btf_hash_add(&h, m, size);
+    ::munmap(m, size);
+  } else {
+    std::vector<char> buf(1 << 20);
+    for (;;) {
+      size_t have = 0;  // whole buffers but the last: the hash takes 8-byte words
+      ssize_t n;
+      while (have < buf.size() && (n = ::read(fd, buf.data() + have, buf.size() - have)) > 0)
+        have += static_cast<size_t>(n);
+      fsrr_btf_hash_add(&h, buf.data(), have);
+      if (have < buf.size()) break;
+    }
+  }
+  ::close(fd);
+  return fsrr_btf_hash_end(&h) == FSRR_BTF_HASH;
+}
+
 }  // namespace
+
+template <class Skel>
+void probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
+                  const bpf_object_open_opts* how, const probe_options& options) {
+  Skel* skel = open_skeleton(how);
+  if (!skel) fail("cannot open the BPF programs", errno);
+  bpf_ = {skel,
+          skel->skeleton,
+          skel->maps.events,
+          skel->maps.state,
+          skel->maps.counters,
+          skel->maps.iter_tgids,
+          skel->progs.fsrr_sys_enter,
+          skel->progs.fsrr_sys_exit,
+          skel->progs.fsrr_fork,
+          skel->progs.fsrr_exec,
+          skel->progs.fsrr_exit,
+          skel->progs.fsrr_task_files};
+  auto& ro = *skel->rodata;
+  ro.targ_self_tgid = static_cast<uint32_t>(::getpid());
+  ro.targ_all = options.all;
+  // Woken when an eighth of the ring buffer may be waiting, whichever CPUs sent it.
+  const int cpus = libbpf_num_possible_cpus();
+  ro.targ_wakeup_bytes = std::max<uint64_t>(options.ring_bytes / 8 / std::max(cpus, 1), 4096);
+  const auto magics = pseudo_fs_magics();
+  std::copy(magics.begin(), magics.end(), const_cast<uint32_t*>(ro.targ_pseudo_fs));
+  const auto& table = syscalls();
+  for (size_t nr = 0; nr < table.size(); ++nr)
+    if (table[nr]) std::memcpy((void*)&ro.targ_sc[nr], &table[nr]->capture, sizeof(fsrr_sc));
+}
 
 probes::probes(const probe_options& options, record_sink sink) : sink_(std::move(sink)) {
   if (::access("/sys/kernel/btf/vmlinux", R_OK) != 0)
@@ -62,22 +131,30 @@ probes::probes(const probe_options& options, record_sink sink) : sink_(std::move
   load_log = &log;
   libbpf_set_print(print_libbpf);
 
-  skel_ = fsrr_bpf__open();
-  if (!skel_) fail("cannot open the BPF programs", errno);
-  auto& ro = *skel_->rodata;
-  ro.targ_self_tgid = static_cast<uint32_t>(::getpid());
-  ro.targ_all = options.all;
-  ro.targ_wakeup_bytes = options.ring_bytes / 8;
-  const auto& table = syscalls();
-  for (size_t nr = 0; nr < table.size(); ++nr)
-    if (table[nr]) std::memcpy((void*)&ro.targ_sc[nr], &table[nr]->capture, sizeof(fsrr_sc));
-  bpf_map__set_max_entries(skel_->maps.events, static_cast<uint32_t>(options.ring_bytes));
-  bpf_program__set_autoattach(skel_->progs.fsrr_task_files, false);
+  // The exact build's CO-RE target: libbpf takes it by path, and reads it at load.
+  int btf_fd = -1;
+  exact_ = !options.portable && kernel_btf_is_build_btf();
+  if (exact_) {
+    btf_fd = static_cast<int>(::syscall(SYS_memfd_create, "fsrr-btf", MFD_CLOEXEC));
+    exact_ = btf_fd >= 0 && ::write(btf_fd, fsrr_exact_min_btf, sizeof fsrr_exact_min_btf) ==
+                                static_cast<ssize_t>(sizeof fsrr_exact_min_btf);
+  }
+  if (exact_) {
+    const std::string path = fmt::format("/proc/self/fd/{}", btf_fd);
+    LIBBPF_OPTS(bpf_object_open_opts, how, .btf_custom_path = path.c_str());
+    open(fsrr_exact_bpf__open_opts, &how, options);
+  } else {
+    open(fsrr_bpf__open_opts, nullptr, options);
+  }
+  bpf_map__set_max_entries(bpf_.events, static_cast<uint32_t>(options.ring_bytes));
+  bpf_program__set_autoattach(bpf_.task_files, false);
+  bpf_program__set_autoload(bpf_.task_files, options.read_open_files);
 
-  if (const int err = fsrr_bpf__load(skel_)) {
+  const int err = bpf_object__load_skeleton(bpf_.object);
+  if (btf_fd >= 0) ::close(btf_fd);
+  if (err) {
     load_log = nullptr;
-    fsrr_bpf__destroy(skel_);
-    skel_ = nullptr;
+    destroy();
     if (const char* dump = std::getenv("FSRR_BPF_LOG")) {  // the whole verifier log
       if (FILE* f = std::fopen(dump, "w")) {
         std::fputs(log.c_str(), f);
@@ -90,11 +167,10 @@ probes::probes(const probe_options& options, record_sink sink) : sink_(std::move
                                   log.empty() ? "" : "\n" + log.substr(cut)));
   }
   load_log = nullptr;
-  rb_ = ring_buffer__new(bpf_map__fd(skel_->maps.events), on_sample, &sink_, nullptr);
+  rb_ = ring_buffer__new(bpf_map__fd(bpf_.events), on_sample, &sink_, nullptr);
   if (!rb_) {
     const int err = errno;
-    fsrr_bpf__destroy(skel_);
-    skel_ = nullptr;
+    destroy();
     fail("cannot map the ring buffer", err);
   }
 }
@@ -102,16 +178,22 @@ probes::probes(const probe_options& options, record_sink sink) : sink_(std::move
 probes::~probes() {
   detach();
   if (rb_) ring_buffer__free(rb_);
-  if (skel_) fsrr_bpf__destroy(skel_);
+  destroy();
+}
+
+void probes::destroy() {
+  if (!bpf_.object) return;
+  bpf_object__destroy_skeleton(bpf_.object);  // what fsrr_bpf__destroy() does
+  std::free(bpf_.skeleton);
+  bpf_ = {};
 }
 
 bool probes::trace_thread(pid_t tid) {
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, tid, pidfd_thread));
   if (pidfd < 0) return false;
   // A zeroed task_state: nothing in flight, not announced yet.
-  std::vector<uint8_t> value(bpf_map__value_size(skel_->maps.state), 0);
-  const int err =
-      bpf_map_update_elem(bpf_map__fd(skel_->maps.state), &pidfd, value.data(), BPF_NOEXIST);
+  std::vector<uint8_t> value(bpf_map__value_size(bpf_.state), 0);
+  const int err = bpf_map_update_elem(bpf_map__fd(bpf_.state), &pidfd, value.data(), BPF_NOEXIST);
   const int saved = errno;
   ::close(pidfd);
   if (err && saved != EEXIST) {
@@ -123,13 +205,14 @@ bool probes::trace_thread(pid_t tid) {
 
 void probes::attach() {
   if (attached_) return;
-  if (const int err = fsrr_bpf__attach(skel_)) fail("cannot attach the BPF programs", -err);
+  if (const int err = bpf_object__attach_skeleton(bpf_.object))
+    fail("cannot attach the BPF programs", -err);
   attached_ = true;
 }
 
 void probes::detach() {
   if (!attached_) return;
-  fsrr_bpf__detach(skel_);
+  bpf_object__detach_skeleton(bpf_.object);
   attached_ = false;
 }
 
@@ -145,14 +228,13 @@ size_t probes::drain() {
 std::vector<uint64_t> probes::counter(uint32_t which) const {
   const int cpus = libbpf_num_possible_cpus();
   std::vector<uint64_t> values(static_cast<size_t>(cpus > 0 ? cpus : 1), 0);
-  bpf_map_lookup_elem(bpf_map__fd(skel_->maps.counters), &which, values.data());
+  bpf_map_lookup_elem(bpf_map__fd(bpf_.counters), &which, values.data());
   return values;
 }
 
 uint64_t probes::missed_runs() const {
   uint64_t total = 0;
-  bpf_program* progs[] = {skel_->progs.fsrr_sys_enter, skel_->progs.fsrr_sys_exit,
-                          skel_->progs.fsrr_fork, skel_->progs.fsrr_exec, skel_->progs.fsrr_exit};
+  bpf_program* progs[] = {bpf_.sys_enter, bpf_.sys_exit, bpf_.fork, bpf_.exec, bpf_.exit};
   for (bpf_program* p : progs) {
     bpf_prog_info info{};
     uint32_t len = sizeof info;
@@ -163,13 +245,13 @@ uint64_t probes::missed_runs() const {
 }
 
 void probes::read_open_files(const std::vector<pid_t>& tgids) {
-  const int map = bpf_map__fd(skel_->maps.iter_tgids);
+  const int map = bpf_map__fd(bpf_.iter_tgids);
   for (pid_t t : tgids) {
     const uint32_t key = static_cast<uint32_t>(t);
     const uint8_t one = 1;
     bpf_map_update_elem(map, &key, &one, BPF_ANY);
   }
-  bpf_link* link = bpf_program__attach_iter(skel_->progs.fsrr_task_files, nullptr);
+  bpf_link* link = bpf_program__attach_iter(bpf_.task_files, nullptr);
   if (!link) fail("cannot start the open-file iterator", errno);
   const int fd = bpf_iter_create(bpf_link__fd(link));
   if (fd < 0) {

@@ -9,7 +9,10 @@
 #include <span>
 #include <vector>
 
-struct fsrr_bpf;
+struct bpf_map;
+struct bpf_object_open_opts;
+struct bpf_object_skeleton;
+struct bpf_program;
 struct ring_buffer;
 
 namespace fsrr::recorder {
@@ -17,6 +20,8 @@ namespace fsrr::recorder {
 struct probe_options {
   bool all = false;                   // every task but this process
   uint64_t ring_bytes = 16ull << 20;  // power of two
+  bool read_open_files = false;       // read_open_files() will be called (--pid)
+  bool portable = false;              // the CO-RE build even where the exact one fits (tests)
 };
 
 // Receives each record, in ring-buffer order. The bytes are valid during the call only.
@@ -47,8 +52,25 @@ class probes {
   // Feeds `sink` an FSRR_REC_FD record for every fd the processes `tgids` hold now.
   void read_open_files(const std::vector<pid_t>& tgids);
 
+  // Whether the programs were built for this very kernel (no CO-RE relocation at load).
+  bool exact() const { return exact_; }
+
  private:
-  fsrr_bpf* skel_ = nullptr;
+  // What is used of a skeleton, whichever of the two builds it is.
+  struct handles {
+    void* skeleton = nullptr;  // fsrr_bpf or fsrr_exact_bpf
+    bpf_object_skeleton* object = nullptr;
+    bpf_map *events = nullptr, *state = nullptr, *counters = nullptr, *iter_tgids = nullptr;
+    bpf_program *sys_enter = nullptr, *sys_exit = nullptr, *fork = nullptr, *exec = nullptr,
+                *exit = nullptr, *task_files = nullptr;
+  };
+  template <class Skel>
+  void open(Skel* (*open_skeleton)(const bpf_object_open_opts*), const bpf_object_open_opts* how,
+            const probe_options& options);
+  void destroy();
+
+  handles bpf_;
+  bool exact_ = false;
   ring_buffer* rb_ = nullptr;
   record_sink sink_;
   bool attached_ = false;

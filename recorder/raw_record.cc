@@ -7,12 +7,17 @@ bool parse_items(std::span<const uint8_t> record, size_t header_len, record_item
   while (at + sizeof(fsrr_item) <= record.size()) {
     const auto* it = reinterpret_cast<const fsrr_item*>(record.data() + at);
     const size_t payload = at + sizeof(fsrr_item);
-    if (it->len > record.size() - payload || it->slot > 2) return false;
+    if (it->len > record.size() - payload || it->slot > (it->kind == FSRR_I_U64 ? 3 : 2))
+      return false;
     const std::span<const uint8_t> data = record.subspan(payload, it->len);
     switch (it->kind) {
       case FSRR_I_FILE:
         if (data.size() != sizeof(fsrr_file)) return false;
         out.file[it->slot] = reinterpret_cast<const fsrr_file*>(data.data());
+        break;
+      case FSRR_I_FDREF:
+        if (data.size() != sizeof(fsrr_fdref)) return false;
+        out.ref[it->slot] = reinterpret_cast<const fsrr_fdref*>(data.data());
         break;
       case FSRR_I_ATTR:
         if (data.size() != sizeof(fsrr_attr)) return false;
@@ -30,7 +35,7 @@ bool parse_items(std::span<const uint8_t> record, size_t header_len, record_item
         break;
       case FSRR_I_U64:
         if (data.size() != sizeof(uint64_t)) return false;
-        out.iov_total = *reinterpret_cast<const uint64_t*>(data.data());
+        out.u64[it->slot] = *reinterpret_cast<const uint64_t*>(data.data());
         break;
       default:
         return false;

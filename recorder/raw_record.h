@@ -19,11 +19,12 @@ struct walk_view {
 // The items of one record. Slots: 0 fd/path, 1 fd2/path2, 2 result fd / extra string.
 struct record_items {
   const fsrr_file* file[3] = {};
+  const fsrr_fdref* ref[3] = {};
   const fsrr_attr* attr[3] = {};
   std::optional<std::string_view> str[3];
   walk_view walk[3];
   std::span<const uint8_t> user;
-  std::optional<uint64_t> iov_total;
+  std::optional<uint64_t> u64[4];  // 0: iovec total, 1: ACL mode bits, 2-3: *loff at exit
 };
 
 // Parses the items after a header of `header_len` bytes. False if the record is malformed

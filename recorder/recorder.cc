@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -137,7 +138,7 @@ class recording {
 
   void start(uint64_t ring_bytes) {
     if (!o_.command.empty()) cmd_.emplace(o_.command);
-    bpf_.emplace(probe_options{o_.all, ring_bytes},
+    bpf_.emplace(probe_options{o_.all, ring_bytes, !o_.pids.empty(), o_.portable_bpf},
                  [this](std::span<const uint8_t> r) { dec_.on_record(r); });
     if (cmd_ && !bpf_->trace_thread(cmd_->pid()))
       throw trace_error("the command vanished before it ran");
@@ -178,6 +179,7 @@ class recording {
       epoll_event evs[4];
       ::epoll_wait(ep.fds[0], evs, 4, poll_ms);
       bpf_->drain();
+      peak_tracked_ = std::max<uint64_t>(peak_tracked_, dec_.tracked());
       const uint64_t now = now_ns(CLOCK_MONOTONIC);
       writer_.flush_if_due(dec_.trace_time(now));  // a killed recorder loses at most ~1 s
       if (now >= next_clock) {
@@ -228,6 +230,9 @@ class recording {
     res.unresolved = dec_.stats().unresolved;
     res.compat = compat;
     res.interrupted = interrupted_;
+    res.peak_tracked = std::max<uint64_t>(peak_tracked_, dec_.tracked());
+    res.exact_bpf = bpf_->exact();
+    bpf_.reset();  // the programs and maps go now, leave_for_exit or not
     return res;
   }
 
@@ -239,6 +244,7 @@ class recording {
   std::optional<probes> bpf_;
   fd_set_owner pidfds_;
   uint64_t start_ = 0;
+  uint64_t peak_tracked_ = 0;
   bool interrupted_ = false;
 };
 
@@ -254,16 +260,18 @@ record_result record(const record_options& options) {
   const header_info header = make_header(options);
   record_result res;
   {
-    recording r(options, header);  // creates the trace file: from here on, remove it on failure
+    // creates the trace file: from here on, remove it on failure
+    auto r = std::make_unique<recording>(options, header);
     try {
-      r.start(ring);
+      r->start(ring);
     } catch (...) {
       ::unlink(options.output.c_str());
       throw;
     }
     if (options.on_started) options.on_started();
-    r.follow(signals);
-    res = r.stop();
+    r->follow(signals);
+    res = r->stop();
+    if (options.leave_for_exit) (void)r.release();
   }
   if (options.strict && res.lost)
     throw trace_error(fmt::format("{} events lost (--strict); the trace {} is incomplete", res.lost,

@@ -20,6 +20,13 @@ struct record_options {
   uint64_t ring_bytes = 16ull << 20;       // rounded up to a power of two
   bool strict = false;                     // any lost event is a failure
   bool overwrite = false;
+  // The caller exits right after: what the recording built up to follow the workload (a
+  // big copy's: tens of thousands of paths and inodes, ~10 ms to free) is left for the
+  // process exit to reclaim. The trace is complete and closed either way.
+  bool leave_for_exit = false;
+  // Load the CO-RE build of the BPF programs even when the one compiled for this very kernel
+  // fits (tests check that both record alike).
+  bool portable_bpf = false;
   // Called once the workload runs (tests use it to interfere); may be empty.
   std::function<void()> on_started;
 };
@@ -30,9 +37,11 @@ struct record_result {
   uint64_t lost = 0;
   uint64_t trace_bytes = 0;
   uint64_t duration_ns = 0;
-  uint64_t unresolved = 0;   // fds or names whose path the recorder could not tell
-  uint64_t compat = 0;       // 32-bit syscalls: counted, not decoded (the trace is incomplete)
-  bool interrupted = false;  // stopped by SIGINT/SIGTERM
+  uint64_t unresolved = 0;    // fds or names whose path the recorder could not tell
+  uint64_t compat = 0;        // 32-bit syscalls: counted, not decoded (the trace is incomplete)
+  bool interrupted = false;   // stopped by SIGINT/SIGTERM
+  uint64_t peak_tracked = 0;  // most objects (tasks, inodes, fds, paths) held at once
+  bool exact_bpf = false;     // the BPF build for this very kernel was loaded (not CO-RE)
 };
 
 // Throws trace_error for what prevents recording (no BTF, not root, output exists, ...).

@@ -29,6 +29,15 @@ bool user_as(std::span<const uint8_t> user, T& out) {
   return true;
 }
 
+// A struct of which the BPF side copies only the first `len` bytes: the rest is zero.
+template <class T>
+bool user_prefix(std::span<const uint8_t> user, T& out, size_t len) {
+  if (user.size() < len || len > sizeof(T)) return false;
+  std::memset(&out, 0, sizeof(T));
+  std::memcpy(&out, user.data(), len);
+  return true;
+}
+
 int64_t ns(int64_t sec, int64_t nsec) {
   return sec * 1000000000 + nsec;
 }
@@ -65,8 +74,11 @@ struct decoder::syscall_ctx {
   const fsrr_syscall& h;
   const record_items& it;
   const fsrr_sc& cap;
+  task& t;
   event e;
   path_id fd_path = no_id;  // the path behind e.fd
+  // Bytes the call moved: f_pos and *loff were advanced by this much.
+  uint64_t moved() const { return h.ret > 0 ? static_cast<uint64_t>(h.ret) : 0; }
 };
 
 void decoder::on_syscall(std::span<const uint8_t> record) {
@@ -78,8 +90,7 @@ void decoder::on_syscall(std::span<const uint8_t> record) {
   }
   const auto& entry = syscalls()[h->nr % FSRR_MAX_SYSCALLS];
   if (!entry) return;
-  task_of(static_cast<int32_t>(h->h.tid), static_cast<int32_t>(h->pid), h->files);
-  syscall_ctx c{*h, it, entry->capture, {}, no_id};
+  syscall_ctx c{*h, it, entry->capture, task_of(static_cast<int32_t>(h->h.tid)), {}, no_id};
   c.e.kind = entry->kind;
   c.e.ts = trace_time(h->h.ts);
   c.e.dur = h->dur;
@@ -88,12 +99,12 @@ void decoder::on_syscall(std::span<const uint8_t> record) {
 }
 
 void decoder::emit(syscall_ctx& c) {
-  c.e.thread = thread_of(static_cast<int32_t>(c.h.h.tid), static_cast<int32_t>(c.h.pid), c.h.files);
+  c.e.thread = thread_of(c.t, static_cast<int32_t>(c.h.h.tid));
   w_.append(c.e);
 }
 
 bool decoder::fd_op(syscall_ctx& c, int slot, int64_t fd) {
-  const fd_ref r = fd_of(c.h.files, fd, c.it.file[slot]);
+  const fd_ref r = fd_of(c.t.files, fd, c.it.ref[slot]);
   if (r.nonfile) {
     w_.add_nonfile(c.e.kind, r.kind);
     return false;
@@ -112,8 +123,8 @@ path_id decoder::path_arg(syscall_ctx& c, int slot) {
     const uint8_t dirfd_arg = c.cap.dirfd[slot];
     const int dirfd = dirfd_arg ? static_cast<int>(c.h.args[dirfd_arg - 1]) : AT_FDCWD;
     if (dirfd == AT_FDCWD) {
-      base = fds_.cwd(c.h.fs);
-    } else if (const fd_entry* e = fds_.find(c.h.files, dirfd)) {
+      base = fds_.cwd(c.t.fs);
+    } else if (const fd_entry* e = fds_.find(c.t.files, dirfd)) {
       base = e->path;
     } else {
       base = no_id;
@@ -126,12 +137,13 @@ path_id decoder::path_arg(syscall_ctx& c, int slot) {
   return paths_.resolve(base, *name);
 }
 
-// What stat, lstat, newfstatat and statx reported: file id and state of the object.
-void decoder::stat_result(syscall_ctx& c, path_id p, bool follows) {
+// What stat, lstat, newfstatat and statx reported: file id and state of the object. False if
+// the object is a device node: not storage.
+bool decoder::stat_result(syscall_ctx& c, path_id p, bool follows) {
   observed o;
   if (c.e.kind == op::statx) {
     struct statx sx;
-    if (!user_as(c.it.user, sx)) return;
+    if (!user_prefix(c.it.user, sx, c.cap.user_len)) return true;
     o.dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
     o.ino = sx.stx_ino;
     o.mode = sx.stx_mode;
@@ -146,7 +158,7 @@ void decoder::stat_result(syscall_ctx& c, path_id p, bool follows) {
     o.full = (sx.stx_mask & (STATX_BASIC_STATS)) == STATX_BASIC_STATS;
   } else {
     struct stat st;
-    if (!user_as(c.it.user, st)) return;
+    if (!user_prefix(c.it.user, st, c.cap.user_len)) return true;
     o.dev = st.st_dev;
     o.ino = st.st_ino;
     o.mode = st.st_mode;
@@ -160,11 +172,16 @@ void decoder::stat_result(syscall_ctx& c, path_id p, bool follows) {
     o.ctime_ns = ns(st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
     o.full = true;
   }
+  if (S_ISCHR(o.mode) || S_ISBLK(o.mode)) {
+    if (p != no_id) devices_.insert(p);
+    return false;
+  }
   if (c.e.file == no_id) c.e.file = file_of_stat(o.dev, o.ino, o.mode);
   o.file = c.e.file;
-  if (p == no_id) return;
+  if (p == no_id) return true;
   tree_.existed(p, &o);
-  if (!follows) at_path_[p] = c.e.file;  // a followed name may be a link to this file
+  if (!follows) hold(p, {c.e.file, o.mode & S_IFMT});  // a followed name may be a link
+  return true;
 }
 
 void decoder::decode_open(syscall_ctx& c) {
@@ -191,10 +208,15 @@ void decoder::decode_open(syscall_ctx& c) {
   const fsrr_file* f = c.it.file[2];
   if (e.result < 0 || !f || !f->file) {
     e.path = path_arg(c, 0);
+    if (off_storage(e.path)) return w_.add_nonfile(e.kind, fd_kind::other);
     if (e.result == -EEXIST) tree_.existed(e.path);
     return emit(c);
   }
-  if (const auto kind = nonfile_kind(*f)) return w_.add_nonfile(e.kind, *kind);
+  if (const auto kind = nonfile_kind(*f)) {
+    if (S_ISCHR(f->mode) || S_ISBLK(f->mode)) devices_.insert(path_arg(c, 0));
+    bind_nonfile(c.t.files, static_cast<int>(e.result), *f, *kind);
+    return w_.add_nonfile(e.kind, *kind);
+  }
   e.file = file_of(*f);
   const walk_view& walk = c.it.walk[2];
   const bool walked = walk.present && !(walk.flags & FSRR_WALK_UNREACHABLE);
@@ -205,30 +227,32 @@ void decoder::decode_open(syscall_ctx& c) {
     const observed o = observe(*f, c.it.attr[2], e.file);
     tree_.existed(e.path, &o);
   }
-  bind(c.h.files, static_cast<int>(e.result), *f, e.file, e.path, flags & O_CLOEXEC);
+  bind(c.t.files, static_cast<int>(e.result), *f, e.file, e.path, flags & O_CLOEXEC);
   emit(c);
 }
 
+// Offsets are worked out from where the fd stands after the call: it moved by the result.
 void decoder::decode_data(syscall_ctx& c) {
   event& e = c.e;
   const auto& a = c.h.args;
   if (!fd_op(c, 0, static_cast<int64_t>(a[0]))) return;
-  const fsrr_file* f = c.it.file[0];
-  const int64_t pos = f ? f->pos : 0;
+  const fsrr_fdref* ref = c.it.ref[0];
+  const int64_t moved = static_cast<int64_t>(c.moved());
   const bool vector = c.cap.kind == FSRR_K_IOV;
-  e.size = vector ? c.it.iov_total.value_or(0) : a[2];
+  e.size = vector ? c.it.u64[0].value_or(0) : a[2];
   if (vector) e.aux = a[2];
   const bool positioned = e.kind == op::pread64 || e.kind == op::pwrite64 || e.kind == op::preadv ||
                           e.kind == op::pwritev || e.kind == op::preadv2 || e.kind == op::pwritev2;
-  e.offset = pos;
+  e.offset = ref ? ref->pos - moved : 0;
   if (positioned && static_cast<int64_t>(a[3]) != -1) e.offset = static_cast<int64_t>(a[3]);
-  bool append = is_write(e.kind) && f && (f->f_flags & O_APPEND);  // Linux appends even for pwrite
+  // Linux appends even for pwrite
+  bool append = is_write(e.kind) && ref && (ref->f_flags & O_APPEND);
   if (e.kind == op::preadv2 || e.kind == op::pwritev2) {
     e.flags = static_cast<uint32_t>(a[5]);
     if (e.flags & rwf_noappend) append = false;
     if (e.kind == op::pwritev2 && (e.flags & rwf_append)) append = true;
   }
-  if (append && f) e.offset = f->size;  // where the data went: the end, as it was at entry
+  if (append && ref) e.offset = ref->size - moved;  // where the data went: the end at entry
   emit(c);
 }
 
@@ -239,16 +263,19 @@ void decoder::decode_copy(syscall_ctx& c) {
   const bool sendfile = e.kind == op::sendfile;
   const int64_t fd0 = static_cast<int64_t>(a[0]),
                 fd1 = static_cast<int64_t>(sendfile ? a[1] : a[2]);
-  const fd_ref r0 = fd_of(c.h.files, fd0, c.it.file[0]);
-  const fd_ref r1 = fd_of(c.h.files, fd1, c.it.file[1]);
+  const fd_ref r0 = fd_of(c.t.files, fd0, c.it.ref[0]);
+  const fd_ref r1 = fd_of(c.t.files, fd1, c.it.ref[1]);
   if (r0.nonfile && r1.nonfile) return w_.add_nonfile(e.kind, r0.kind);
   e.fd = static_cast<int32_t>(fd0);
   e.fd2 = static_cast<int32_t>(fd1);
   e.file = r0.file;
   e.file2 = r1.file;
+  // The offset a pointer held at entry (the call advanced it by what it moved); -1 for a
+  // NULL pointer (the fd's own position was used).
   auto offset = [&](int slot) -> int64_t {
-    if (c.h.loff_set & (1 << slot)) return c.h.loff[slot];
-    return c.it.file[slot] ? c.it.file[slot]->pos : 0;
+    if (!c.cap.loff[slot] || !a[c.cap.loff[slot] - 1]) return -1;
+    const auto& after = c.it.u64[2 + slot];
+    return after ? static_cast<int64_t>(*after - c.moved()) : 0;
   };
   if (sendfile) {  // fd: out, fd2: in; offset: where in was read
     e.offset = offset(1);
@@ -265,7 +292,7 @@ void decoder::decode_copy(syscall_ctx& c) {
 void decoder::decode_fd_table(syscall_ctx& c) {
   event& e = c.e;
   const auto& a = c.h.args;
-  const uint64_t files = c.h.files;
+  const uint64_t files = c.t.files;
   if (e.kind == op::close_range) {
     e.fd = static_cast<int32_t>(a[0]);
     e.fd2 = static_cast<int32_t>(a[1]);
@@ -309,10 +336,15 @@ void decoder::decode_fd_table(syscall_ctx& c) {
       if (e.aux == F_SETFD && e.result == 0) fds_.set_cloexec(files, fd, e.flags & FD_CLOEXEC);
   }
   if (dup && e.result >= 0) {
-    if (file && c.it.file[2] && c.it.file[2]->file)
-      bind(files, static_cast<int>(e.result), *c.it.file[2], e.file, c.fd_path, cloexec);
-    else
+    const fsrr_fdref* made = c.it.ref[2];
+    const fd_entry* from = fds_.find(files, fd);
+    if (from && made && made->file == from->kfile) {  // the new fd shares the old one's file
+      fd_entry copy = *from;
+      copy.cloexec = cloexec;
+      fds_.bind(files, static_cast<int>(e.result), copy);
+    } else {
       fds_.unbind(files, static_cast<int>(e.result));  // dup2 over a known fd
+    }
   }
   if (file) emit(c);
 }
@@ -322,13 +354,11 @@ void decoder::decode_name(syscall_ctx& c) {
   const auto& a = c.h.args;
   const bool ok = e.result == 0;
   e.path = path_arg(c, 0);
-  auto held = [&](path_id p) {
-    const auto it = at_path_.find(p);
-    return it == at_path_.end() ? no_id : it->second;
-  };
+  if (c.cap.path[1]) e.path2 = path_arg(c, 1);
+  if (off_storage(e.path) || off_storage(e.path2)) return w_.add_nonfile(e.kind, fd_kind::other);
   // Names resolved earlier may now lead elsewhere, unless only a regular file moved.
-  auto moved = [&](file_id f) {
-    if (f == no_id || !file_is_regular(f)) paths_.forget_resolutions();
+  auto moved = [&](const held_file& f) {
+    if (f.id == no_id || f.type != S_IFREG) paths_.forget_resolutions();
   };
   switch (e.kind) {
     case op::mkdir:
@@ -353,45 +383,46 @@ void decoder::decode_name(syscall_ctx& c) {
     case op::unlinkat: {
       if (e.kind == op::unlinkat) e.flags = static_cast<uint32_t>(a[2]);
       const bool dir = e.kind == op::rmdir || (e.flags & at_removedir);
-      e.file = held(e.path);
+      const held_file gone = held(e.path);
+      e.file = gone.id;
       if (ok) {
         tree_.existed(e.path, nullptr, no_id, dir ? S_IFDIR : S_IFREG);
-        at_path_.erase(e.path);
-        moved(dir ? no_id : e.file);
+        hold(e.path, {});
+        moved(dir ? held_file{} : gone);
       }
       break;
     }
     case op::rename:
     case op::renameat:
     case op::renameat2: {
-      e.path2 = path_arg(c, 1);
       if (e.kind == op::renameat2) e.flags = static_cast<uint32_t>(a[4]);
-      e.file = held(e.path);
+      const held_file from = held(e.path);
+      e.file = from.id;
       if (ok) {
-        const file_id other = held(e.path2);
+        const held_file other = held(e.path2);
         tree_.existed(e.path, nullptr, e.path2);
         if (e.flags & rename_exchange) {
           tree_.existed(e.path2, nullptr, e.path);
-          at_path_[e.path] = other;
+          hold(e.path, other);
           moved(other);
         } else {
           tree_.created(e.path2);
-          at_path_.erase(e.path);
+          hold(e.path, {});
         }
-        at_path_[e.path2] = e.file;
-        moved(e.file);
+        hold(e.path2, from);
+        moved(from);
       }
       if (e.result == -EEXIST && (e.flags & rename_noreplace)) tree_.existed(e.path2);
       break;
     }
     default: {  // link, linkat
-      e.path2 = path_arg(c, 1);
       if (e.kind == op::linkat) e.flags = static_cast<uint32_t>(a[4]);
-      e.file = held(e.path);
+      const held_file target = held(e.path);
+      e.file = target.id;
       if (ok) {
         tree_.existed(e.path);
         tree_.created(e.path2);
-        at_path_[e.path2] = e.file;
+        hold(e.path2, target);
       }
       if (e.result == -EEXIST) tree_.existed(e.path2);
     }
@@ -406,6 +437,7 @@ void decoder::decode_process(syscall_ctx& c) {
   switch (e.kind) {
     case op::chdir:
       e.path = path_arg(c, 0);
+      if (off_storage(e.path)) return w_.add_nonfile(e.kind, fd_kind::other);
       if (e.result == 0) tree_.existed(e.path);
       break;
     case op::fchdir:
@@ -418,7 +450,7 @@ void decoder::decode_process(syscall_ctx& c) {
           e.path = it->second;
           exec_path_.erase(it);
         }
-        e.aux = fds_.id_of(c.h.files);
+        e.aux = fds_.id_of(c.t.files);
       } else {
         e.path = path_arg(c, 0);
       }
@@ -452,7 +484,7 @@ void decoder::decode_invisible(syscall_ctx& c) {
       e.flags = static_cast<uint32_t>(a[3]);
       e.mode = static_cast<uint32_t>(a[2]);
       const uint32_t type = e.flags & 0x0f;  // MAP_TYPE
-      const fsrr_file* f = c.it.file[0];
+      const fsrr_fdref* f = c.it.ref[0];
       if (e.result >= 0 && (type == MAP_SHARED || type == MAP_SHARED_VALIDATE) &&
           (e.mode & PROT_WRITE) && f && (f->f_flags & O_ACCMODE) != O_RDONLY)
         w_.mark_incomplete(incomplete_shared_mmap);
@@ -481,17 +513,18 @@ void decoder::decode_other(syscall_ctx& c) {
   event& e = c.e;
   const auto& a = c.h.args;
   const bool by_fd = c.cap.fd[0] != 0;
-  const bool fd_for_path = !by_fd && c.it.file[0];
+  const bool fd_for_path = !by_fd && c.it.ref[0];
   if (by_fd || fd_for_path) {
     const int64_t fd = static_cast<int64_t>(a[by_fd ? c.cap.fd[0] - 1 : c.cap.dirfd[0] - 1]);
     if (!fd_op(c, 0, fd)) return;
     if (fd_for_path) e.path = c.fd_path;
   } else {
     e.path = path_arg(c, 0);
+    if (off_storage(e.path)) return w_.add_nonfile(e.kind, fd_kind::other);
   }
   const bool path_op = !by_fd && !fd_for_path;
   const bool ok = e.result >= 0;
-  auto name = [&] { return c.it.str[2] ? w_.intern_string(*c.it.str[2]) : no_id; };
+  auto name = [&] { return c.it.str[2] ? name_id(*c.it.str[2]) : no_id; };
   auto owner = [&](int i) { return a[i] << 32 | static_cast<uint32_t>(a[i + 1]); };
   switch (e.kind) {
     case op::lseek:
@@ -500,8 +533,6 @@ void decoder::decode_other(syscall_ctx& c) {
     case op::ioctl:
       e.aux = static_cast<uint32_t>(a[1]);
       if (e.aux == ficlone || e.aux == ficlonerange) {
-        if (const fsrr_file* src = c.it.file[1]; src && src->file && !nonfile_kind(*src))
-          e.file2 = file_of(*src);
         e.fd2 = static_cast<int32_t>(a[2]);
         int64_t range[4];
         if (e.aux == ficlonerange && user_as(c.it.user, range)) {
@@ -510,6 +541,8 @@ void decoder::decode_other(syscall_ctx& c) {
           e.size = static_cast<uint64_t>(range[2]);
           e.offset2 = range[3];
         }
+        if (const fd_ref src = fd_of(c.t.files, e.fd2, c.it.ref[1]); !src.nonfile)
+          e.file2 = src.file;
       }
       break;
     case op::fadvise64:
@@ -535,14 +568,16 @@ void decoder::decode_other(syscall_ctx& c) {
       break;
     case op::stat:
     case op::lstat:
-      if (ok) stat_result(c, e.path, e.kind == op::stat);
+      if (ok && !stat_result(c, e.path, e.kind == op::stat))
+        return w_.add_nonfile(e.kind, fd_kind::other);
       return emit(c);
     case op::newfstatat:
     case op::statx: {
       const bool sx = e.kind == op::statx;
       e.flags = static_cast<uint32_t>(a[sx ? 2 : 3]);
       if (sx) e.aux = static_cast<uint32_t>(a[3]);
-      if (ok && path_op) stat_result(c, e.path, !(e.flags & AT_SYMLINK_NOFOLLOW));
+      if (ok && path_op && !stat_result(c, e.path, !(e.flags & AT_SYMLINK_NOFOLLOW)))
+        return w_.add_nonfile(e.kind, fd_kind::other);
       if (path_op) return emit(c);
       break;
     }
@@ -584,6 +619,7 @@ void decoder::decode_other(syscall_ctx& c) {
     case op::lsetxattr:
     case op::fsetxattr:
       e.aux = name(), e.size = a[3], e.flags = static_cast<uint32_t>(a[4]);
+      if (const auto& acl = c.it.u64[1]) e.mode = acl_mode_present | static_cast<uint32_t>(*acl);
       break;
     case op::getxattr:
     case op::lgetxattr:
@@ -604,7 +640,7 @@ void decoder::decode_other(syscall_ctx& c) {
       break;
   }
   if (path_op) {
-    if (auto it = at_path_.find(e.path); it != at_path_.end()) e.file = it->second;
+    if (const held_file h = held(e.path); h.id != no_id) e.file = h.id;
     if (ok) tree_.existed(e.path);
   }
   emit(c);

@@ -18,10 +18,13 @@ struct cap {
     d.kind = static_cast<uint8_t>(k);
     return *this;
   }
-  // An fd argument, described at exit, or at entry when its state before the call matters
-  // (f_pos of read/write, the file close releases).
-  constexpr cap& fd(int arg, bool at_entry = false) { return fd_slot(0, arg, at_entry); }
-  constexpr cap& fd2(int arg, bool at_entry = false) { return fd_slot(1, arg, at_entry); }
+  // An fd argument, as it stands at exit; close's at entry (at exit its file is gone).
+  constexpr cap& fd(int arg) { return fd_slot(0, arg); }
+  constexpr cap& fd2(int arg) { return fd_slot(1, arg); }
+  constexpr cap& fd_at_entry(int arg) {
+    d.flags |= FSRR_SC_FD0_ENTER;
+    return fd_slot(0, arg);
+  }
   // A path argument, relative to the dirfd argument (or the cwd when there is none).
   constexpr cap& path(int arg, int dirfd_arg = -1) { return path_slot(0, arg, dirfd_arg); }
   constexpr cap& path2(int arg, int dirfd_arg = -1) { return path_slot(1, arg, dirfd_arg); }
@@ -29,23 +32,28 @@ struct cap {
     d.str = static_cast<uint8_t>(arg + 1);
     return *this;
   }
-  // A user struct copied at exit: the whole of it when the call succeeded, or always.
+  // A user struct copied at exit: always, or only when the call succeeded.
   constexpr cap& user(int arg, uint16_t len, bool only_on_success) {
     d.user = static_cast<uint8_t>(arg + 1);
     d.user_len = len;
     if (only_on_success) d.flags |= FSRR_SC_USER_OK;
     return *this;
   }
-  // A loff_t * argument holding the offset for fd (slot 0) or fd2 (slot 1), read at entry.
+  // A stat buffer: what a name led to, wanted for the initial tree (through an fd, the
+  // recorder knows the file already).
+  constexpr cap& stat_buffer(int arg, uint16_t len) {
+    d.flags |= FSRR_SC_USER_PATH;
+    return user(arg, len, true);
+  }
+  // A loff_t * argument holding the offset for fd (slot 0) or fd2 (slot 1), read at exit.
   constexpr cap& loff(int slot, int arg) {
     d.loff[slot] = static_cast<uint8_t>(arg + 1);
     return *this;
   }
 
  private:
-  constexpr cap& fd_slot(int slot, int arg, bool at_entry) {
+  constexpr cap& fd_slot(int slot, int arg) {
     d.fd[slot] = static_cast<uint8_t>(arg + 1);
-    if (at_entry) d.flags |= slot == 0 ? FSRR_SC_FD0_ENTER : FSRR_SC_FD1_ENTER;
     return *this;
   }
   constexpr cap& path_slot(int slot, int arg, int dirfd_arg) {
@@ -55,9 +63,8 @@ struct cap {
   }
 };
 
-constexpr bool entry = true;
-constexpr uint16_t stat_len = 144;   // struct stat
-constexpr uint16_t statx_len = 256;  // struct statx
+constexpr uint16_t stat_len = 120;   // struct stat, up to st_ctim
+constexpr uint16_t statx_len = 144;  // struct statx, up to stx_dev_minor
 
 struct row {
   int nr;
@@ -71,24 +78,23 @@ const std::initializer_list<row> rows = {
     {__NR_openat, op::openat, cap().path(1, 0).kind(FSRR_K_OPEN)},
     {__NR_openat2, op::openat2, cap().path(1, 0).user(2, 24, false).kind(FSRR_K_OPEN)},
     {__NR_creat, op::creat, cap().path(0).kind(FSRR_K_OPEN)},
-    {__NR_close, op::close, cap().fd(0, entry)},
-    {__NR_close_range, op::close_range, cap()},
+    {__NR_close, op::close, cap().fd_at_entry(0).kind(FSRR_K_CLOSE)},
+    {__NR_close_range, op::close_range, cap().kind(FSRR_K_CLOSE)},
     // data
-    {__NR_read, op::read, cap().fd(0, entry)},
+    {__NR_read, op::read, cap().fd(0)},
     {__NR_pread64, op::pread64, cap().fd(0)},
-    {__NR_readv, op::readv, cap().fd(0, entry).kind(FSRR_K_IOV)},
+    {__NR_readv, op::readv, cap().fd(0).kind(FSRR_K_IOV)},
     {__NR_preadv, op::preadv, cap().fd(0).kind(FSRR_K_IOV)},
-    {__NR_preadv2, op::preadv2, cap().fd(0, entry).kind(FSRR_K_IOV)},
-    {__NR_write, op::write, cap().fd(0, entry)},
-    {__NR_pwrite64, op::pwrite64, cap().fd(0, entry)},
-    {__NR_writev, op::writev, cap().fd(0, entry).kind(FSRR_K_IOV)},
-    {__NR_pwritev, op::pwritev, cap().fd(0, entry).kind(FSRR_K_IOV)},
-    {__NR_pwritev2, op::pwritev2, cap().fd(0, entry).kind(FSRR_K_IOV)},
+    {__NR_preadv2, op::preadv2, cap().fd(0).kind(FSRR_K_IOV)},
+    {__NR_write, op::write, cap().fd(0)},
+    {__NR_pwrite64, op::pwrite64, cap().fd(0)},
+    {__NR_writev, op::writev, cap().fd(0).kind(FSRR_K_IOV)},
+    {__NR_pwritev, op::pwritev, cap().fd(0).kind(FSRR_K_IOV)},
+    {__NR_pwritev2, op::pwritev2, cap().fd(0).kind(FSRR_K_IOV)},
     {__NR_lseek, op::lseek, cap().fd(0)},
-    {__NR_copy_file_range, op::copy_file_range,
-     cap().fd(0, entry).fd2(2, entry).loff(0, 1).loff(1, 3)},
-    {__NR_sendfile, op::sendfile, cap().fd(0).fd2(1, entry).loff(1, 2)},
-    {__NR_splice, op::splice, cap().fd(0, entry).fd2(2, entry).loff(0, 1).loff(1, 3)},
+    {__NR_copy_file_range, op::copy_file_range, cap().fd(0).fd2(2).loff(0, 1).loff(1, 3)},
+    {__NR_sendfile, op::sendfile, cap().fd(0).fd2(1).loff(1, 2)},
+    {__NR_splice, op::splice, cap().fd(0).fd2(2).loff(0, 1).loff(1, 3)},
     {__NR_ioctl, op::ioctl, cap().fd(0).kind(FSRR_K_IOCTL)},
     {__NR_fadvise64, op::fadvise64, cap().fd(0)},
     {__NR_readahead, op::readahead, cap().fd(0)},
@@ -119,11 +125,11 @@ const std::initializer_list<row> rows = {
     {__NR_symlink, op::symlink, cap().str(0).path(1)},
     {__NR_symlinkat, op::symlinkat, cap().str(0).path(2, 1)},
     // metadata
-    {__NR_stat, op::stat, cap().path(0).user(1, stat_len, true)},
-    {__NR_lstat, op::lstat, cap().path(0).user(1, stat_len, true)},
-    {__NR_fstat, op::fstat, cap().fd(0).user(1, stat_len, true)},
-    {__NR_newfstatat, op::newfstatat, cap().path(1, 0).user(2, stat_len, true)},
-    {__NR_statx, op::statx, cap().path(1, 0).user(4, statx_len, true)},
+    {__NR_stat, op::stat, cap().path(0).stat_buffer(1, stat_len)},
+    {__NR_lstat, op::lstat, cap().path(0).stat_buffer(1, stat_len)},
+    {__NR_fstat, op::fstat, cap().fd(0)},
+    {__NR_newfstatat, op::newfstatat, cap().path(1, 0).stat_buffer(2, stat_len)},
+    {__NR_statx, op::statx, cap().path(1, 0).stat_buffer(4, statx_len)},
     {__NR_statfs, op::statfs, cap().path(0)},
     {__NR_fstatfs, op::fstatfs, cap().fd(0)},
     {__NR_access, op::access, cap().path(0)},
@@ -144,9 +150,9 @@ const std::initializer_list<row> rows = {
     {__NR_futimesat, op::futimesat, cap().path(1, 0).user(2, 32, false)},
     {__NR_utimensat, op::utimensat, cap().path(1, 0).user(2, 32, false)},
     // xattrs
-    {__NR_setxattr, op::setxattr, cap().path(0).str(1)},
-    {__NR_lsetxattr, op::lsetxattr, cap().path(0).str(1)},
-    {__NR_fsetxattr, op::fsetxattr, cap().fd(0).str(1)},
+    {__NR_setxattr, op::setxattr, cap().path(0).str(1).kind(FSRR_K_SETXATTR)},
+    {__NR_lsetxattr, op::lsetxattr, cap().path(0).str(1).kind(FSRR_K_SETXATTR)},
+    {__NR_fsetxattr, op::fsetxattr, cap().fd(0).str(1).kind(FSRR_K_SETXATTR)},
     {__NR_getxattr, op::getxattr, cap().path(0).str(1)},
     {__NR_lgetxattr, op::lgetxattr, cap().path(0).str(1)},
     {__NR_fgetxattr, op::fgetxattr, cap().fd(0).str(1)},

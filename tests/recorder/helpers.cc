@@ -136,8 +136,10 @@ strace_counts strace(const std::vector<std::string>& argv, const std::string& lo
     ++c.all[name];
     if (m[2].matched) {
       const std::string target = m[3];
-      const bool device = target.rfind("/dev/", 0) == 0 && target.rfind("/dev/shm/", 0) != 0;
-      if (!target.empty() && target[0] == '/' && !device) ++c.on_files[name];
+      const auto under = [&](const char* dir) { return target.rfind(dir, 0) == 0; };
+      const bool storage =
+          !(under("/dev/") && !under("/dev/shm/")) && !under("/proc/") && !under("/sys/");
+      if (!target.empty() && target[0] == '/' && storage) ++c.on_files[name];
     }
   }
   return c;

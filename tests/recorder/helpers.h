@@ -64,8 +64,8 @@ struct trace {
   std::map<std::string, uint64_t> totals();
 };
 
-// `strace -f -y` of argv: per syscall, calls in all and calls on an fd that is a file
-// (not a pipe, socket or device).
+// `strace -f -y` of argv: per syscall, calls in all and calls on an fd that is a stored file
+// (not a pipe, socket, device, or a file of /proc or /sys).
 struct strace_counts {
   std::map<std::string, uint64_t> all;
   std::map<std::string, uint64_t> on_files;

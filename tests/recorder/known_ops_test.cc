@@ -6,10 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <memory>
 #include <thread>
+#include <tuple>
 
 #include <catch2/catch.hpp>
 
@@ -147,16 +149,16 @@ TEST_CASE("a recorded program's operations come back exactly", "[recorder][ops]"
     CHECK((writes[1]->offset == 1010 && writes[1]->size == 20));
   }
 
-  SECTION("copy_file_range: offsets from the pointer or f_pos") {
+  SECTION("copy_file_range: offsets from the pointer, -1 for NULL") {
     const file_id in = t.one(op::openat, d + "/c.txt").file;
     CHECK(in == t.one(op::openat, d + "/a.txt").file);  // renamed, same inode
     const file_id out = t.one(op::openat, d + "/copy.txt").file;
     const auto copies = t.all(op::copy_file_range);
     REQUIRE(copies.size() == 2);
     CHECK((copies[0]->file == in && copies[0]->file2 == out));
-    CHECK((copies[0]->offset == 0 && copies[0]->offset2 == 50 && copies[0]->size == 100));
+    CHECK((copies[0]->offset == -1 && copies[0]->offset2 == 50 && copies[0]->size == 100));
     CHECK(copies[0]->result == 100);
-    CHECK((copies[1]->offset == 100 && copies[1]->offset2 == 0 && copies[1]->size == 60));
+    CHECK((copies[1]->offset == -1 && copies[1]->offset2 == -1 && copies[1]->size == 60));
     CHECK(copies[1]->result == 60);
   }
 
@@ -208,6 +210,139 @@ TEST_CASE("a recorded program's operations come back exactly", "[recorder][ops]"
     CHECK(S_ISDIR(dir->mode));
     for (const char* made : {"/a.txt", "/sub", "/sub/b.txt", "/link", "/copy.txt", "/t1.txt"})
       CHECK(t.tree_entry_at(d + made) == nullptr);
+  }
+}
+
+// A workload mode recorded into a fresh directory.
+struct mode_recording {
+  test::temp_dir tmp;
+  std::string dir;
+  recorder::record_result result;
+  std::unique_ptr<trace> t;
+
+  explicit mode_recording(const std::string& mode) : dir(real(tmp.path())) {
+    recorder::record_options o;
+    o.output = tmp / (mode + ".trace");
+    o.command = {test::workload(), mode, dir};
+    result = test::record(o);
+    REQUIRE(result.exit_status == 0);
+    REQUIRE(result.lost == 0);
+    t = std::make_unique<trace>(o.output);
+  }
+};
+
+TEST_CASE("procfs, sysfs, device and pipe operations are counted, not recorded",
+          "[recorder][pseudo]") {
+  REQUIRE_RECORDING();
+  mode_recording rec("pseudo");
+  trace& t = *rec.t;
+  const auto on = [&](const std::string& prefix) {
+    size_t n = 0;
+    for (const auto& e : t.events)
+      for (path_id p : {e.path, e.path2}) n += p && t.path(p).rfind(prefix, 0) == 0;
+    return n;
+  };
+  for (const char* prefix : {"/proc/", "/sys/", "/dev/null"}) {
+    INFO(prefix);
+    CHECK(on(prefix) == 0);
+    for (const auto& e : t.reader.tree()) CHECK(t.path(e.path).rfind(prefix, 0) != 0);
+  }
+  CHECK(t.tree_entry_at("/proc") == nullptr);
+  CHECK(t.tree_entry_at("/sys") == nullptr);
+  const auto& nonfile = t.reader.summary().nonfile;
+  const auto count = [&](op o, fd_kind k) {
+    const auto it = nonfile.find({o, k});
+    return it == nonfile.end() ? uint64_t{0} : it->second;
+  };
+  CHECK(count(op::read, fd_kind::other) == 1);        // /proc/self/stat
+  CHECK(count(op::write, fd_kind::other) == 1);       // /dev/null
+  CHECK(count(op::newfstatat, fd_kind::other) == 2);  // /proc/self/status, /dev/null
+  CHECK(count(op::access, fd_kind::other) == 1);      // /sys/kernel
+  CHECK(count(op::openat, fd_kind::other) >= 2);
+  CHECK((count(op::read, fd_kind::pipe) == 1 && count(op::write, fd_kind::pipe) == 1));
+  // the storage file next to them is recorded as usual
+  const event& open = t.one(op::openat, rec.dir + "/real.txt");
+  REQUIRE(t.all(op::write).size() == 1);
+  CHECK(t.all(op::write)[0]->file == open.file);
+}
+
+TEST_CASE("setting a POSIX ACL records its permission bits in mode", "[recorder][xattr]") {
+  REQUIRE_RECORDING();
+  mode_recording rec("acl");
+  trace& t = *rec.t;
+  const std::string f = rec.dir + "/acl.txt";
+  const file_id file = t.one(op::openat, f).file;
+  const auto fset = t.all(op::fsetxattr);
+  REQUIRE(fset.size() == 2);
+  CHECK((fset[0]->file == file && fset[1]->file == file));
+  CHECK(t.reader.string(static_cast<string_id>(fset[0]->aux)) == "system.posix_acl_access");
+  CHECK(fset[0]->mode == (acl_mode_present | 0640));
+  CHECK(t.reader.string(static_cast<string_id>(fset[1]->aux)) == "user.note");
+  CHECK(fset[1]->mode == 0);  // not an ACL
+  const event& masked = t.one(op::setxattr, f);
+  CHECK(masked.size == 4 + 5 * 8);
+  CHECK(masked.mode == (acl_mode_present | 0741));  // owner, mask (not group), other
+  const event& dflt = t.one(op::lsetxattr, rec.dir + "/acl.d");
+  CHECK(t.reader.string(static_cast<string_id>(dflt.aux)) == "system.posix_acl_default");
+  CHECK(dflt.mode == (acl_mode_present | 0640));
+}
+
+TEST_CASE("copy ops record the offset behind the pointer, -1 for NULL", "[recorder][copy]") {
+  REQUIRE_RECORDING();
+  mode_recording rec("copies");
+  trace& t = *rec.t;
+  const file_id in = t.one(op::openat, rec.dir + "/in.dat").file;
+  const file_id out = t.one(op::openat, rec.dir + "/out.dat").file;
+  const auto sf = t.all(op::sendfile);
+  REQUIRE(sf.size() == 2);
+  CHECK((sf[0]->file == out && sf[0]->file2 == in && sf[0]->offset == 300 && sf[0]->size == 40));
+  CHECK((sf[1]->offset == -1 && sf[1]->size == 30 && sf[1]->result == 30));
+  const auto sp = t.all(op::splice);
+  REQUIRE(sp.size() == 2);
+  CHECK((sp[0]->file == in && sp[0]->file2 == no_id));  // into a pipe
+  CHECK((sp[0]->offset == 500 && sp[0]->offset2 == -1 && sp[0]->size == 20));
+  CHECK((sp[1]->file == no_id && sp[1]->file2 == out));  // out of the pipe
+  CHECK((sp[1]->offset == -1 && sp[1]->offset2 == -1));
+  const auto cfr = t.all(op::copy_file_range);
+  REQUIRE(cfr.size() == 2);
+  CHECK((cfr[0]->offset == 10 && cfr[0]->offset2 == 700 && cfr[0]->size == 50));
+  CHECK((cfr[1]->offset == -1 && cfr[1]->offset2 == -1 && cfr[1]->size == 60));
+}
+
+TEST_CASE("the CO-RE build records what the build for this kernel records", "[recorder][bpf]") {
+  REQUIRE_RECORDING();
+  ops_recording& exact = ops_recording::get();
+  test::temp_dir tmp;
+  const std::string d = real(tmp.path());
+  test::write_file(d + "/pre.txt", 1000);
+  recorder::record_options o;
+  o.output = tmp / "portable.trace";
+  o.command = {test::workload(), "ops", d};
+  o.portable_bpf = true;
+  const auto res = test::record(o);
+  REQUIRE(res.exit_status == 0);
+  CHECK(!res.exact_bpf);
+  CHECK(exact.result.exact_bpf);  // built on this machine, for its kernel
+  trace t(o.output);
+  // The same calls with the same arguments and results; times, ids, directories, mapped
+  // addresses, child tids, fd numbers and the order of the threads' calls differ.
+  const auto shape = [](const trace& tr) {
+    std::vector<std::tuple<op, int64_t, int64_t, uint64_t, int64_t, uint32_t, uint32_t>> r;
+    for (const auto& e : tr.events) {
+      if (e.kind == op::execve || e.kind == op::exit) continue;
+      const op_class cls = info(e.kind).cls;  // fds depend on how the threads interleave
+      const bool varies = cls == op_class::process || cls == op_class::open || e.kind == op::mmap;
+      r.emplace_back(e.kind, e.offset, e.offset2, e.size, varies ? 0 : e.result, e.flags, e.mode);
+    }
+    return r;
+  };
+  auto a = shape(*exact.t), b = shape(t);
+  std::sort(a.begin(), a.end());  // the two worker threads interleave as they may
+  std::sort(b.begin(), b.end());
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("event " << i << ": " << name(std::get<0>(a[i])));
+    CHECK(a[i] == b[i]);
   }
 }
 

@@ -3,10 +3,12 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <climits>
+#include <fstream>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -52,6 +54,16 @@ void sleep_ms(int ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
+// A process's resident memory, in bytes (0 once it is gone).
+uint64_t rss_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string key;
+  uint64_t kb = 0;
+  while (in >> key)
+    if (key == "VmRSS:" && in >> kb) return kb * 1024;
+  return 0;
+}
+
 }  // namespace
 
 TEST_CASE("a tiny ring buffer loses events, and the trace says so", "[recorder][loss]") {
@@ -77,6 +89,71 @@ TEST_CASE("a tiny ring buffer loses events, and the trace says so", "[recorder][
     test::trace t(o.output);  // still written, still readable
     CHECK(t.reader.summary().lost_events > 0);
   }
+}
+
+TEST_CASE("creating and removing files for seconds does not grow the recorder's memory",
+          "[recorder][memory]") {
+  REQUIRE_RECORDING();
+  test::temp_dir tmp;
+  recorder::record_options o;
+  o.output = tmp / "churn.trace";
+  o.command = {test::workload(), "churn", "5", tmp.path()};
+  int result[2];
+  REQUIRE(::pipe(result) == 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    uint64_t peak = 0;
+    int status = 1;
+    try {
+      const auto res = test::record(o);
+      peak = res.peak_tracked;
+      status = res.exit_status;
+    } catch (...) {
+    }
+    (void)!::write(result[1], &peak, sizeof peak);
+    ::_exit(status);
+  }
+  ::close(result[1]);
+  // The least of a few samples (the trace writer's block buffers come and go), and when.
+  const auto sample = [&] {
+    uint64_t least = UINT64_MAX;
+    for (int i = 0; i < 5; ++i, sleep_ms(100)) least = std::min(least, rss_of(pid));
+    timespec now;
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    return std::pair(least, uint64_t(now.tv_sec) * 1000000000 + uint64_t(now.tv_nsec));
+  };
+  sleep_ms(2000);  // past startup; the ring buffer and the recorder's caches are full
+  const auto [early, early_ns] = sample();
+  sleep_ms(2000);
+  const auto [late, late_ns] = sample();
+  uint64_t peak = 0;
+  REQUIRE(::read(result[0], &peak, sizeof peak) == sizeof peak);
+  ::close(result[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  test::trace t(o.output);
+  const trace_summary& sum = t.reader.summary();
+  REQUIRE(sum.events > 200000);  // hundreds of thousands of syscalls
+  REQUIRE(sum.lost_events == 0);
+  // Files the trace met between the two samples: each is a new inode.
+  const uint64_t base = t.reader.header().clock_monotonic_ns;
+  file_id before = 0, upto = 0;
+  for (const auto& e : t.events) {
+    if (e.ts + base < early_ns) before = std::max(before, e.file);
+    if (e.ts + base < late_ns) upto = std::max(upto, e.file);
+  }
+  const uint64_t files = upto - before;
+  INFO("RSS " << early << " -> " << late << " bytes while " << files << " files came and went; "
+              << "at most " << peak << " objects tracked");
+  REQUIRE((early > 0 && late > 0));
+  CHECK(files > 50000);
+  // What the recorder keeps about files, fds and tasks is bounded by the live ones.
+  CHECK(peak < 200000);
+  // Each new inode is also an entry of the trace's file table, whose interning map the trace
+  // writer (format/) keeps for the whole recording: up to 128 bytes a file are allowed here
+  // for it, with the heap's slack; anything kept per event would exceed that many times over.
+  CHECK(late <= early + (8u << 20) + 128 * files);
 }
 
 TEST_CASE("SIGKILL mid-recording leaves a trace readable up to its last chunk",

@@ -7,13 +7,17 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -226,12 +230,144 @@ void invisible() {
   check(r == ::getpid(), "int 0x80");
 }
 
+// Files that are not storage: procfs and sysfs by fd and by name, a device node, a pipe.
+void pseudo() {
+  int f = ::open("/proc/self/stat", O_RDONLY);
+  check(f >= 0 && ::read(f, buf, sizeof buf) > 0, "/proc/self/stat");
+  ::close(f);
+  struct stat st;
+  check(::stat("/proc/self/status", &st) == 0, "stat /proc");
+  check(::access("/sys/kernel", F_OK) == 0, "access /sys");
+  f = ::open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY);  // may not exist
+  if (f >= 0) ::close(f);
+  check(::stat("/dev/null", &st) == 0, "stat /dev/null");
+  f = ::open("/dev/null", O_WRONLY);
+  check(f >= 0 && ::write(f, buf, 10) == 10, "/dev/null");
+  ::close(f);
+  int p[2];
+  check(::pipe(p) == 0 && ::write(p[1], buf, 5) == 5 && ::read(p[0], buf, 5) == 5, "pipe");
+  ::close(p[0]);
+  ::close(p[1]);
+  f = ::open("real.txt", O_CREAT | O_WRONLY, 0644);  // and one storage file
+  check(f >= 0 && ::write(f, buf, 4) == 4, "real.txt");
+  ::close(f);
+}
+
+// POSIX ACLs as cp -a and rsync -A set them, and an ordinary xattr.
+void acl() {
+  const auto entry = [](uint16_t tag, uint16_t perm, uint32_t id) {
+    return std::string(reinterpret_cast<const char*>(&tag), 2) +
+           std::string(reinterpret_cast<const char*>(&perm), 2) +
+           std::string(reinterpret_cast<const char*>(&id), 4);
+  };
+  const uint32_t version = 2, none = 0xffffffff;
+  const std::string header(reinterpret_cast<const char*>(&version), 4);
+  // owner rw-, group r--, other ---
+  const std::string plain =
+      header + entry(0x01, 6, none) + entry(0x04, 4, none) + entry(0x20, 0, none);
+  // owner rwx, user 1000 r--, group r-x, mask r--, other --x: the mask is the group's bits
+  const std::string masked = header + entry(0x01, 7, none) + entry(0x02, 4, 1000) +
+                             entry(0x04, 5, none) + entry(0x10, 4, none) + entry(0x20, 1, none);
+  const int f = ::open("acl.txt", O_CREAT | O_WRONLY, 0666);
+  check(f >= 0, "acl.txt");
+  check(::fsetxattr(f, "system.posix_acl_access", plain.data(), plain.size(), 0) == 0,
+        "fsetxattr acl");
+  check(::setxattr("acl.txt", "system.posix_acl_access", masked.data(), masked.size(), 0) == 0,
+        "setxattr acl");
+  check(::fsetxattr(f, "user.note", "hello", 5, 0) == 0, "fsetxattr user");
+  ::close(f);
+  check(::mkdir("acl.d", 0755) == 0, "acl.d");
+  check(::lsetxattr("acl.d", "system.posix_acl_default", plain.data(), plain.size(), 0) == 0,
+        "lsetxattr default");
+}
+
+// sendfile, splice and copy_file_range, each with an offset pointer and with NULL.
+void copies() {
+  const int in = ::open("in.dat", O_CREAT | O_RDWR | O_TRUNC, 0644);
+  const int out = ::open("out.dat", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  check(in >= 0 && out >= 0 && ::write(in, buf, 1000) == 1000, "in.dat");
+  check(::lseek(in, 100, SEEK_SET) == 100, "lseek in");
+  off_t off = 300;
+  check(::sendfile(out, in, &off, 40) == 40, "sendfile offset");
+  check(::sendfile(out, in, nullptr, 30) == 30, "sendfile NULL");
+  int p[2];
+  check(::pipe(p) == 0, "pipe");
+  loff_t loff = 500;
+  check(::splice(in, &loff, p[1], nullptr, 20, 0) == 20, "splice offset");
+  check(::splice(p[0], nullptr, out, nullptr, 20, 0) == 20, "splice NULL");
+  loff_t a = 10, b = 700;
+  check(::copy_file_range(in, &a, out, &b, 50, 0) == 50, "copy_file_range offsets");
+  check(::copy_file_range(in, nullptr, out, nullptr, 60, 0) == 60, "copy_file_range NULL");
+  ::close(p[0]);
+  ::close(p[1]);
+  ::close(in);
+  ::close(out);
+}
+
+// Creates, writes and unlinks the same four names over and over for `seconds`: hours of a
+// busy workload's bookkeeping, compressed.
+void churn(int seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  const char* names[] = {"c0", "c1", "c2", "c3"};
+  while (std::chrono::steady_clock::now() < end) {
+    for (const char* n : names) {
+      const int f = ::open(n, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+      check(f >= 0 && ::write(f, buf, 100) == 100, "churn write");
+      ::close(f);
+      check(::unlink(n) == 0, "churn unlink");
+    }
+  }
+}
+
+// What one call of each kind costs, in ns (run natively and under `fsrr record` by
+// bench/record_syscall_cost.sh): `rounds` loops of 20,000 calls each, best round kept.
+void cost(int rounds) {
+  const int f = ::open("cost.dat", O_CREAT | O_RDWR | O_TRUNC, 0644);
+  check(f >= 0 && ::write(f, buf, 4096) == 4096, "cost.dat");
+  const int g = ::open("cost2.dat", O_CREAT | O_RDWR | O_TRUNC, 0644);
+  check(g >= 0, "cost2.dat");
+  struct stat st;
+  auto measure = [&](const char* name, int per_iter, auto&& body) {
+    constexpr int n = 20000;
+    double best = 1e30;
+    for (int r = 0; r < rounds; ++r) {
+      const auto a = std::chrono::steady_clock::now();
+      for (int i = 0; i < n; ++i) body(i);
+      const auto b = std::chrono::steady_clock::now();
+      best = std::min(best, std::chrono::duration<double, std::nano>(b - a).count() / n);
+    }
+    std::printf("%-18s %8.0f ns/call\n", name, best / per_iter);
+  };
+  measure("getppid", 1, [](int) { sys(SYS_getppid); });
+  measure("pread64", 1, [&](int) { check(::pread(f, buf, 1, 0) == 1, "pread"); });
+  measure("read+lseek", 2, [&](int) {
+    ::lseek(f, 0, SEEK_SET);
+    check(::read(f, buf, 1) == 1, "read");
+  });
+  measure("pwrite64", 1, [&](int i) { check(::pwrite(g, buf, 1, i % 4096) == 1, "pwrite"); });
+  measure("fstat", 1, [&](int) { check(::fstat(f, &st) == 0, "fstat"); });
+  measure("newfstatat", 1, [&](int) { check(::stat("cost.dat", &st) == 0, "stat"); });
+  measure("openat+close", 2, [&](int) {
+    const int h = ::open("cost.dat", O_RDONLY);
+    check(h >= 0, "open");
+    ::close(h);
+  });
+  measure("copy_file_range", 1, [&](int) {
+    loff_t in = 0, out = 0;
+    check(::copy_file_range(f, &in, g, &out, 16, 0) == 16, "copy_file_range");
+  });
+  measure("fgetxattr", 1, [&](int) { ::fgetxattr(f, "user.none", buf, sizeof buf); });
+  ::close(f);
+  ::close(g);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
-                 "usage: fsrr_workload ops|child|hold|restart|loop SECONDS|invisible|burst DIR\n");
+                 "usage: fsrr_workload ops|child|hold|restart|loop "
+                 "SECONDS|invisible|burst|pseudo|acl|copies|churn SECONDS|cost ROUNDS DIR\n");
     return 2;
   }
   self = argv[0];
@@ -257,6 +393,16 @@ int main(int argc, char** argv) {
     invisible();
   else if (mode == "burst")
     burst();
+  else if (mode == "pseudo")
+    pseudo();
+  else if (mode == "acl")
+    acl();
+  else if (mode == "copies")
+    copies();
+  else if (mode == "churn" && argc == 4)
+    churn(std::atoi(argv[2]));
+  else if (mode == "cost" && argc == 4)
+    cost(std::atoi(argv[2]));
   else
     return 2;
   return 0;

@@ -1,0 +1,49 @@
+// File systems that hold no stored data (procfs, sysfs, cgroup, debugfs, devpts, pipes,
+// sockets, anonymous inodes, ...): operations on them are counted, never replayed, and their
+// files never enter the initial tree. An fd's file system comes from the super block magic
+// the BPF programs capture; a name's from the mount it lies under.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "event.h"
+#include "path_table.h"
+
+namespace fsrr::recorder {
+
+bool pseudo_fs(uint64_t magic);
+// Every such magic: the BPF programs get the list, so both sides agree.
+std::span<const uint32_t> pseudo_fs_magics();
+
+// Which mounts hold pseudo file systems, and so which paths lie on one.
+class mount_table {
+ public:
+  // The mounts of this process's namespace (/proc/self/mountinfo).
+  static mount_table of_self();
+
+  // A mount at `mount_point` (absolute); a later mount at the same place hides an earlier one.
+  void add(std::string_view mount_point, std::string_view fs_type);
+  // Whether `p` lies on a pseudo file system; the answer is cached per path id.
+  bool pseudo(const path_table& paths, path_id p);
+
+ private:
+  struct node {
+    std::unordered_map<std::string, uint32_t> children;
+    int8_t pseudo = -1;  // -1: no mount here; 0/1: the mount here is storage/pseudo
+  };
+  static constexpr int32_t no_node = -1;
+  void classify(const path_table& paths, path_id p);
+
+  std::vector<node> nodes_{1};  // a trie of mount points by component; 0 is "/"
+  // By path id: the trie node at that path (no_node below every mount point), and 1 + whether
+  // it is pseudo (0: not computed yet).
+  std::vector<int32_t> node_of_;
+  std::vector<uint8_t> class_of_;
+};
+
+}  // namespace fsrr::recorder
