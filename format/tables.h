@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 
@@ -32,5 +33,38 @@ inline bool valid_component(std::string_view name) {
   return !name.empty() && name.find('/') == std::string_view::npos &&
          name.find('\0') == std::string_view::npos;
 }
+
+// An interning map that forgets, so that an hour-long recording's memory stays bounded: two
+// generations of at most `limit` keys each. A key seen among the last `limit` to 2*`limit`
+// new keys keeps its id; an older one gets a new id, which makes a duplicate table entry
+// (the same path or file twice), never a wrong one.
+template <typename K, typename V, typename H = std::hash<K>>
+class bounded_intern {
+ public:
+  explicit bounded_intern(size_t limit) : limit_(limit) {}
+  // The id of `key`; make() gives a new key its id.
+  template <typename Make>
+  V get(const K& key, Make&& make) {
+    if (auto it = cur_.find(key); it != cur_.end()) return it->second;
+    V v;
+    if (auto it = old_.find(key); it != old_.end())
+      v = it->second;
+    else
+      v = make();
+    insert(key, v);
+    return v;
+  }
+
+ private:
+  void insert(const K& key, V v) {
+    if (cur_.size() >= limit_) {
+      old_ = std::move(cur_);
+      cur_ = {};
+    }
+    cur_.emplace(key, v);
+  }
+  size_t limit_;
+  std::unordered_map<K, V, H> cur_, old_;
+};
 
 }  // namespace fsrr

@@ -69,11 +69,13 @@ struct trace_writer::impl {
   uint32_t seq = 0;
 
   // tables (ids are dense from 1)
-  std::unordered_map<std::string, path_id> path_ids;
+  // Bounded: see bounded_intern. Paths and files churned through by a long workload (rsync's
+  // temporary names, a build's objects) must not grow the recorder without end.
+  bounded_intern<std::string, path_id> path_ids{1u << 18};
   uint32_t paths = 0;
-  std::unordered_map<std::string, string_id> string_ids;
+  bounded_intern<std::string, string_id> string_ids{1u << 16};
   uint32_t strings = 0;
-  std::unordered_map<file_info, file_id, file_key_hash> file_ids;
+  bounded_intern<file_info, file_id, file_key_hash> file_ids{1u << 18};
   uint32_t files = 0;
   uint32_t threads = 0;
   std::set<int32_t> pids;
@@ -138,7 +140,6 @@ trace_writer::trace_writer(const std::string& path, header_info header, writer_o
   }
   if (options.overwrite) ::fchmod(impl_->fd, 0600);
   impl_->new_path(no_id, "");  // root_path
-  impl_->path_ids.emplace(path_key(no_id, ""), root_path);
   impl_->write_header(header);
 }
 
@@ -189,9 +190,8 @@ void trace_writer::impl::write_header(const header_info& h) {
 path_id trace_writer::intern_child(path_id parent, std::string_view name) {
   if (!valid_component(name))
     throw std::invalid_argument(fmt::format("invalid path component '{}'", name));
-  auto [it, added] = impl_->path_ids.try_emplace(path_key(parent, name), 0);
-  if (added) it->second = impl_->new_path(parent, name);
-  return it->second;
+  return impl_->path_ids.get(path_key(parent, name),
+                             [&] { return impl_->new_path(parent, name); });
 }
 
 path_id trace_writer::intern_path(std::string_view absolute) {
@@ -210,22 +210,20 @@ path_id trace_writer::intern_path(std::string_view absolute) {
 
 string_id trace_writer::intern_string(std::string_view s) {
   auto& m = *impl_;
-  auto [it, added] = m.string_ids.try_emplace(std::string(s), 0);
-  if (added) {
-    it->second = ++m.strings;
-    if (m.defs.string_len.empty()) m.defs.string_first = it->second;
+  return m.string_ids.get(std::string(s), [&] {
+    const string_id id = ++m.strings;
+    if (m.defs.string_len.empty()) m.defs.string_first = id;
     m.defs.string_len.push_back(static_cast<uint32_t>(s.size()));
     m.defs.string_bytes.insert(m.defs.string_bytes.end(), s.begin(), s.end());
-  }
-  return it->second;
+    return id;
+  });
 }
 
 file_id trace_writer::intern_file(const file_info& f) {
   auto& m = *impl_;
-  auto [it, added] = m.file_ids.try_emplace(f, 0);
-  if (added) {
-    it->second = ++m.files;
-    if (m.defs.file_dev.empty()) m.defs.file_first = it->second;
+  return m.file_ids.get(f, [&] {
+    const file_id id = ++m.files;
+    if (m.defs.file_dev.empty()) m.defs.file_first = id;
     // Deltas to the previous new file: inode numbers come in runs.
     m.defs.file_dev.push_back(f.dev - m.last_dev);
     m.defs.file_ino.push_back(f.ino - m.last_ino);
@@ -233,8 +231,8 @@ file_id trace_writer::intern_file(const file_info& f) {
     m.last_ino = f.ino;
     m.defs.file_gen.push_back(f.gen);
     m.defs.file_type.push_back(f.type);
-  }
-  return it->second;
+    return id;
+  });
 }
 
 thread_id trace_writer::add_thread(const thread_info& t) {

@@ -33,7 +33,8 @@ class trace_writer {
   trace_writer(const trace_writer&) = delete;
   trace_writer& operator=(const trace_writer&) = delete;
 
-  // Interning: the same key always yields the same id.
+  // Interning: the same key yields the same id, except that keys unseen for 256k new keys
+  // (65k for strings) may get a new one, so that memory stays bounded (see bounded_intern).
   path_id intern_path(std::string_view absolute);  // "/a/b/c"; must start with '/'
   path_id intern_child(path_id parent, std::string_view name);
   string_id intern_string(std::string_view s);
