@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
-# The main job on a shipped default: describe a trace, replay it into a fresh tmpfs
-# directory with compressible generated data, print the report, verify the result.
+# The main job: record a real copy with eBPF and replay it onto tmpfs with its original
+# timing, printing the report; then verify the result. As root on a kernel with BTF it
+# records `rsync -aAHX` of a fresh tree shaped like shared/seeds/000; otherwise (or given a
+# TRACE) it replays a trace shipped in traces/.
 # Usage: scripts/demo.sh [TRACE]   (as root on Debian bookworm; installs and builds first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
-trace=${1:-traces/seed000-tree.trace}
-fsrr=build/cli/fsrr
-target=$(mktemp -d /dev/shm/fsrr-demo.XXXXXX)
-trap 'rm -rf "$target"' EXIT
+fsrr=$PWD/build/cli/fsrr
+work=$(mktemp -d /dev/shm/fsrr-demo.XXXXXX)
+trap 'rm -rf "$work"' EXIT
 
+if [[ $# -eq 0 && $(id -u) -eq 0 && -r /sys/kernel/btf/vmlinux ]]; then
+  bench/make_seed_tree.sh "$work/src/RAMDisk" 0.05
+  trace=$work/copy.trace
+  echo "== fsrr record -o copy.trace -- rsync -aAHX src/ dst/   ($(find "$work/src" -type f | wc -l) files)"
+  (cd "$work" && "$fsrr" record -o copy.trace -- rsync -aAHX src/ dst/)
+else
+  trace=${1:-traces/seed000-rsync.trace}
+fi
+echo
 echo "== fsrr info $trace"
-"$fsrr" info "$trace"
+"$fsrr" info "$trace" | head -14
 echo
-echo "== fsrr replay $trace $target --data compress:2 --seed 1"
-"$fsrr" replay "$trace" "$target" --data compress:2 --seed 1 --report "$target.json"
+mkdir "$work/target"
+echo "== fsrr replay $trace target --data compress:2 --report report.json"
+"$fsrr" replay "$trace" "$work/target" --data compress:2 --report "$work/report.json"
 echo
-echo "== fsrr verify $trace $target"
-"$fsrr" verify "$trace" "$target"
+echo "== fsrr verify $trace target"
+"$fsrr" verify "$trace" "$work/target"
 echo
-echo "== report ($target.json)"
-cat "$target.json"
-rm -f "$target.json"
+echo "== report.json (the keys of shared/DESIGN.md)"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(json.dumps({k: j[k] for k in ["wall_ns","mib_per_s","files_per_s","bytes_read","bytes_written","mismatches","lateness_ns","prepare"] if k in j}, indent=2))' "$work/report.json"
