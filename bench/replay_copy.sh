@@ -4,8 +4,12 @@
 # prints the medians of wall, user and sys time and the ratio replay / native (target <= 1.0).
 # The replay runs through the library as `fsrr replay --timing afap` does (bench_replay_copy);
 # its figures cover the recorded operations only (the report's wall_ns), not the prepare step
-# that builds the source tree, and user/sys include the thread that decodes ahead. Run as root
-# from the repository; `fsrr` (for recording and verify) is optional.
+# that builds the source tree, and user/sys include the thread that decodes ahead. The prepared
+# tree is read once before the replay, as the native side's source was by the recording and
+# the rounds before (FSRR_BENCH_COLD=1: not). Machine load can swing single rounds by 20%: the
+# load average and whether an eBPF recorder is attached (every syscall then costs more) are
+# printed with the figures. Run as root from the repository; `fsrr` (for recording and verify)
+# is optional.
 #
 # Where the cp -a trace comes from (FSRR_BENCH_TRACE):
 #   auto       a real recording if `fsrr record` works here, else synthetic (the default)
@@ -90,3 +94,4 @@ bench cp cp -a
 if [[ $source_mode == record ]]; then
   bench rsync rsync -aAHX
 fi
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); eBPF programs attached by fsrr: $(bpftool prog list 2>/dev/null | grep -c fsrr || true)"

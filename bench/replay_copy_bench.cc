@@ -9,6 +9,9 @@
 //                       prepare step); user_s, sys_s (the process) and cpu_s (the replaying,
 //                       calling thread) also count the engine's setup before its clock starts
 // FSRR_BENCH_INLINE_DECODE=1: decode on the replaying thread (engine_options::decode_ahead).
+// FSRR_BENCH_QUEUE_DEPTH=N: engine_options::queue_depth.
+// FSRR_BENCH_COLD=1: the replay starts on the freshly prepared tree, not read once first as
+// the native side's source tree has been.
 // FSRR_BENCH_SKIP_PREPARE=1: TARGET already holds the initial tree (an earlier replay's, with
 // the copy removed), for quick repeated measurements.
 // To profile the replay alone: perf record --control=fifo:CTL,ACK -D -1 ... with
@@ -27,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -372,6 +376,19 @@ void perf_control(const char* command) {
   if (a >= 0) ::close(a);
 }
 
+// Reads every regular file under `dir` once.
+void read_tree(const std::string& dir) {
+  std::vector<char> buf(1 << 20);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file() || e.is_symlink()) continue;
+    const int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    while (::read(fd, buf.data(), buf.size()) > 0) {
+    }
+    ::close(fd);
+  }
+}
+
 int replay(const std::string& trace_path, const std::string& target_dir) {
   trace_reader trace(trace_path);
   target_root target(target_dir);
@@ -381,9 +398,13 @@ int replay(const std::string& trace_path, const std::string& target_dir) {
   const bool reuse = std::getenv("FSRR_BENCH_SKIP_PREPARE");
   const prepare_result p = reuse ? prepare_result{} : prepare_tree(trace, target, data, popt);
   if (p.errors) fmt::print(stderr, "prepare: {} errors\n", p.errors);
+  // The native rounds copy a source tree that the recording and the rounds before have read;
+  // a freshly prepared tree's pages would first be moved to the active list by the replay.
+  if (!reuse && !std::getenv("FSRR_BENCH_COLD")) read_tree(target_dir);
   engine_options eo;
   eo.timing.mode = timing_mode::afap;
   eo.decode_ahead = !std::getenv("FSRR_BENCH_INLINE_DECODE");
+  if (const char* depth = std::getenv("FSRR_BENCH_QUEUE_DEPTH")) eo.queue_depth = std::stoul(depth);
   rusage r0, r1;
   timespec c0, c1;
   perf_control("enable");

@@ -252,6 +252,7 @@ class model {
     if (!n && (flags & O_CREAT)) {
       n = make(p);
       n->obj = new_object(S_IFREG);
+      parent_changed(p);
     }
     if (!n) return;
     if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && S_ISREG(n->obj->x.mode))

@@ -7,12 +7,15 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <deque>
 #include <memory>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "lane_queue.h"
 #include "op_dispatch.h"
 #include "ordering.h"
 #include "trace_error.h"
@@ -28,22 +31,96 @@ void raise_fd_limit() {
   }
 }
 
-bool paced(op k) {
+bool issued_op(op k) {
   const op_class c = info(k).cls;
   return c != op_class::process && c != op_class::unreplayable;
 }
 
-// Waits for the op's turn (the clock), issues it and counts it.
-void execute(const work_item& w, op_runner& runner, thread_schedule& sched,
+// An afap replay's threads hand work to each other all the time: as SCHED_BATCH threads, one
+// that is woken waits for a free CPU or the tick instead of preempting the thread that woke it,
+// which would then wait itself. Restores the thread's policy when it goes.
+class batch_policy {
+ public:
+  explicit batch_policy(bool on) {
+    if (!on || ::pthread_getschedparam(::pthread_self(), &policy_, &param_) != 0) return;
+    const sched_param batch{};
+    set_ = policy_ == SCHED_OTHER &&
+           ::pthread_setschedparam(::pthread_self(), SCHED_BATCH, &batch) == 0;
+  }
+  ~batch_policy() {
+    if (set_) ::pthread_setschedparam(::pthread_self(), policy_, &param_);
+  }
+  batch_policy(const batch_policy&) = delete;
+  batch_policy& operator=(const batch_policy&) = delete;
+
+ private:
+  int policy_ = SCHED_OTHER;
+  sched_param param_{};
+  bool set_ = false;
+};
+
+// A working directory of the calling thread's own for the replay (op_runner enters the
+// directories it names objects from); the thread's former one is restored when it goes.
+class own_working_directory {
+ public:
+  explicit own_working_directory(op_runner& runner) {
+    saved_ = ::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (saved_ >= 0 && ::unshare(CLONE_FS) == 0) runner.own_working_directory();
+  }
+  ~own_working_directory() {
+    if (saved_ < 0) return;
+    [[maybe_unused]] const int r = ::fchdir(saved_);
+    ::close(saved_);
+  }
+  own_working_directory(const own_working_directory&) = delete;
+  own_working_directory& operator=(const own_working_directory&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
+// Replay threads carry the recorded thread's tid in their name ("fsrr-r<tid>"), so a
+// recording of the replay can be matched with the trace (bench/trace_compare). A recorder sees
+// a thread's name as it was at clone, so the dispatcher wears the name while it starts the
+// thread.
+class replay_thread_name {
+ public:
+  explicit replay_thread_name(int32_t tid) {
+    have_old_ = ::pthread_getname_np(::pthread_self(), old_, sizeof old_) == 0;
+    char name[16];
+    std::snprintf(name, sizeof name, "fsrr-r%d", tid);
+    ::pthread_setname_np(::pthread_self(), name);
+  }
+  ~replay_thread_name() {
+    if (have_old_) ::pthread_setname_np(::pthread_self(), old_);
+  }
+  replay_thread_name(const replay_thread_name&) = delete;
+  replay_thread_name& operator=(const replay_thread_name&) = delete;
+
+ private:
+  char old_[16] = {};
+  bool have_old_ = false;
+};
+
+// Waits for the op's turn (the clock, then the ops of other threads it depends on), issues it
+// and counts it.
+void execute(const work_item& w, const dep_list* deps, op_runner& runner, thread_schedule& sched,
              const schedule_clock& clock, replay_stats& stats, replay_shared& s) {
   if (s.stop.load(std::memory_order_relaxed)) return;
-  uint64_t issued = 0;
-  if (clock.timed() && paced(w.ev.kind)) {
-    if (const uint64_t due = sched.due(w.ev)) {
-      issued = wait_until(due, clock.options().spin_ns, s.stop);
-      stats.lateness.record(issued > due ? issued - due : 0);
-    }
+  uint64_t due = 0, issued = 0;
+  // Ops that are not issued (exit, mmap) wait for their time too: a replay lasts as long as
+  // the recording, up to its last event.
+  if (clock.timed()) {
+    due = sched.due(w.ev);
+    if (due) issued = wait_until(due, clock.options().spin_ns, s.stop);
   }
+  if (deps && deps->size() && !deps->reached()) {
+    // In a timed replay the op waited for was due earlier and ends any moment: a thread woken
+    // from a futex would be tens of microseconds late.
+    deps->wait(s.stop, clock.timed() ? clock.options().spin_ns : 0);
+    if (due) issued = monotonic_ns();
+  }
+  if (due && issued_op(w.ev.kind)) stats.lateness.record(issued > due ? issued - due : 0);
   const uint64_t took = runner.run(w);
   // The end of the op on the schedule's clock, from the wait's last reading and the latency.
   if (clock.options().mode == timing_mode::think)
@@ -59,12 +136,8 @@ struct lane {
     dep_list deps;  // the ops of other lanes it waits for
   };
   int32_t tid = 0;
-  progress_counter done;       // ops finished; also how far the queue has been consumed
-  progress_counter published;  // ops handed out
-  std::unique_ptr<queued[]> ring;
-  uint32_t mask = 0;
-  uint32_t tail = 0;       // dispatcher's copy of `published`
-  uint32_t done_seen = 0;  // dispatcher's last look at `done`
+  lane_queue<queued> q;
+  uint32_t done_seen = 0;  // dispatcher's last look at q.done
   bool running = false;
   std::atomic<bool> exited{false};
   std::thread thread;
@@ -107,11 +180,12 @@ class dispatcher {
   void settle_ahead(trace_reader::event_stream& events, op_batches& b);
   void run_lanes(trace_reader::event_stream& events, event e);
   void dispatch_all(trace_reader::event_stream& events, event e, uint64_t* keys);
+  void hold_back(const event& e);
   lane& lane_for(thread_id t);
   lane::queued& reserve(lane& l, bool obey_stop);
   void push(lane& l);
   void start(lane& l);
-  void lane_loop(lane& l, uint32_t head);
+  void lane_loop(lane& l, lane_queue<lane::queued>::cursor at);
   void finish(lane& l);
   void reap(bool all);
   void recycle();
@@ -128,6 +202,10 @@ class dispatcher {
   size_t string_count_ = 0;
 
   order_tracker order_;
+  uint32_t depth_ = 0;       // ops queued to one lane before the dispatcher waits for it
+  uint32_t live_lanes_ = 0;  // with a replay thread running
+  // Faithful: ops due before this may be handed out without a look at the clock.
+  uint64_t handed_until_ = 0;
   std::vector<std::unique_ptr<lane>> lanes_;
   std::vector<lane*> ending_;
   struct pending_recycle {
@@ -158,6 +236,8 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
       lanes_(r.thread_count() + 1) {
   shared_.strict = o.strict;
   shared_.listed_mismatches = o.listed_mismatches;
+  depth_ = static_cast<uint32_t>(
+      std::clamp<size_t>(clock_.timed() ? o.timed_queue_limit : o.queue_depth, 16, 1u << 30));
   string_count_ = r.string_count();
   latency_clock::get();  // calibrates (a few ms) before the replay's clock starts
   if (o.progress) {
@@ -180,8 +260,10 @@ void dispatcher::prepare(work_item& w, const event& e) {
   w.text = named && has(e.kind, F_AUX) && e.aux != 0 && e.aux <= string_count_
                ? &reader_.string(static_cast<string_id>(e.aux))
                : nullptr;
-  // Only opens (a FIFO) and namespace changes (a directory) look at the file's type.
-  const bool typed = cls == op_class::open || cls == op_class::name || e.kind == op::fd_bind;
+  // Opens (a FIFO), namespace changes (a directory) and the path calls that may follow a final
+  // symlink look at the file's type.
+  const bool typed = cls == op_class::open || cls == op_class::name || cls == op_class::xattr ||
+                     cls == op_class::meta || e.kind == op::fd_bind;
   w.ftype = typed && e.file ? reader_.file(e.file).type & S_IFMT : 0;
   // A directory or a symlink to one may be on the way to a name a replay thread has cached.
   const bool renames = e.kind == op::rename || e.kind == op::renameat || e.kind == op::renameat2;
@@ -191,14 +273,16 @@ void dispatcher::prepare(work_item& w, const event& e) {
                  (renames && (e.flags & RENAME_EXCHANGE));
 }
 
-// The files, paths (and their parent directories) and open files the op touches.
+// The files, paths (and their parent directories) and open files the op touches. The parent
+// directories are shared: ops on different names in one directory do not wait for each other.
 size_t dispatcher::order_keys(const work_item& w, uint64_t* keys) const {
   size_t n = 0;
   auto add = [&](uint64_t k) {
     if ((k & 0xffffffffu) == 0) return;
     for (size_t i = 0; i < n; ++i)
-      if ((keys[i] & ~order_all) == (k & ~order_all)) {
-        keys[i] |= k & order_all;
+      if ((keys[i] & ~order_marks) == (k & ~order_marks)) {  // all if either, shared if both
+        keys[i] =
+            (keys[i] & ~order_marks) | ((keys[i] | k) & order_all) | (keys[i] & k & order_shared);
         return;
       }
     keys[n++] = k;
@@ -207,9 +291,12 @@ size_t dispatcher::order_keys(const work_item& w, uint64_t* keys) const {
   add(order_key(order_kind::file, e.file));
   add(order_key(order_kind::file, e.file2));
   for (const resolved_path* p : {w.p1, w.p2})
-    if (p) add(order_key(order_kind::path, p->parent));
+    if (p) add(order_key(order_kind::path, p->parent) | order_shared);
   if (w.p1) add(order_key(order_kind::path, e.path));
   if (w.p2) add(order_key(order_kind::path, e.path2));
+  // A directory's listing depends on every name in it.
+  if (info(e.kind).cls == op_class::dir && w.fx.h1)
+    add(order_key(order_kind::path, fds_.handle(w.fx.h1).path));
   add(order_key(order_kind::handle, w.fx.h1));
   add(order_key(order_kind::handle, w.fx.h2));
   for (size_t i = 0; i < w.fx.released.size() && n < 16; ++i)
@@ -255,6 +342,7 @@ void dispatcher::maybe_progress(uint64_t done, uint64_t ts) {
 void dispatcher::run_single(trace_reader::event_stream& events, const event& first,
                             op_batches* ahead) {
   op_runner runner(shared_, total_, reader_.thread_count() ? reader_.thread(first.thread).tid : 0);
+  const own_working_directory cwd(runner);
   total_.threads = 1;
   // Timed ops sleep until shortly before they are due: the default slack (50 µs) would eat
   // the margin. The calling thread gets its own slack back afterwards.
@@ -313,7 +401,7 @@ void dispatcher::single_inline(trace_reader::event_stream& events, const event& 
   uint64_t done = 0;
   do {
     prepare(w, e);
-    execute(w, runner, sched, clock_, total_, shared_);
+    execute(w, nullptr, runner, sched, clock_, total_, shared_);
     runner.release(w);
     for (const handle_id h : w.fx.released) fds_.recycle(h);
     maybe_progress(++done, e.ts);
@@ -334,7 +422,7 @@ void dispatcher::single_ahead(op_batches& b, op_runner& runner) {
     for (uint32_t i = 0; i < batch.size; ++i) {
       if (shared_.stop.load(std::memory_order_relaxed)) return;
       const work_item& w = batch.ops[i];
-      execute(w, runner, sched, clock_, total_, shared_);
+      execute(w, nullptr, runner, sched, clock_, total_, shared_);
       runner.release(w);
       maybe_progress(++done, w.ev.ts);
     }
@@ -400,59 +488,71 @@ void dispatcher::start(lane& l) {
     total_.merge(l.stats, opt_.listed_mismatches);
     l.stats = replay_stats{};
   }
-  if (!l.ring) {
-    size_t depth = 16;
-    while (depth < opt_.queue_depth) depth *= 2;
-    l.ring = std::make_unique<lane::queued[]>(depth);
-    l.mask = static_cast<uint32_t>(depth - 1);
-  }
   l.exited = false;
   l.running = true;
-  l.thread = std::thread(&dispatcher::lane_loop, this, std::ref(l), l.tail);
+  ++live_lanes_;
+  const replay_thread_name name(l.tid);
+  l.thread = std::thread(&dispatcher::lane_loop, this, std::ref(l), l.q.start());
 }
 
-void dispatcher::lane_loop(lane& l, uint32_t head) {
+void dispatcher::lane_loop(lane& l, lane_queue<lane::queued>::cursor at) {
   ::prctl(PR_SET_TIMERSLACK, 1UL);
+  const batch_policy batch(!clock_.timed());
   {
     op_runner runner(shared_, l.stats, l.tid);
+    if (::unshare(CLONE_FS) == 0) runner.own_working_directory();
     thread_schedule sched(clock_);
-    uint32_t avail = head;  // ops known to be published
-    for (uint32_t at = head;; ++at) {
-      if (at == avail) {
-        l.published.wait(at + 1, never_);
-        avail = l.published.value.load(std::memory_order_acquire);
-      }
-      const lane::queued& q = l.ring[at & l.mask];
+    for (;;) {
+      const lane::queued& q = l.q.next(at, never_);
       if (q.w.end) {
-        l.done.advance();
+        l.q.finished(at);
         break;
       }
-      if (q.deps.size()) q.deps.wait(shared_.stop);
-      execute(q.w, runner, sched, clock_, l.stats, shared_);
+      execute(q.w, &q.deps, runner, sched, clock_, l.stats, shared_);
       runner.release(q.w);
-      l.done.advance();
+      l.q.finished(at);
     }
   }
   l.exited.store(true, std::memory_order_release);
 }
 
 lane::queued& dispatcher::reserve(lane& l, bool obey_stop) {
-  const uint32_t depth = l.mask + 1;
-  if (l.tail - l.done_seen >= depth) {
-    l.done_seen = l.done.value.load(std::memory_order_acquire);
+  const uint32_t tail = l.q.tail();
+  // Many threads at once share a budget of queued ops (a few hundred bytes each).
+  constexpr uint32_t budget = 1u << 18, least = 256;
+  const uint32_t depth = std::min(depth_, std::max(least, budget / std::max(live_lanes_, 1u)));
+  if (tail - l.done_seen >= depth) {
+    l.done_seen = l.q.done.value.load(std::memory_order_acquire);
     // When full, wait until half is done: one wake-up per half queue, not per op.
-    if (l.tail - l.done_seen >= depth) {
-      l.done.wait(l.tail - depth / 2, obey_stop ? shared_.stop : never_);
-      l.done_seen = l.done.value.load(std::memory_order_acquire);
+    if (tail - l.done_seen >= depth) {
+      l.q.done.wait(tail - depth / 2, obey_stop ? shared_.stop : never_);
+      l.done_seen = l.q.done.value.load(std::memory_order_acquire);
     }
   }
-  return l.ring[l.tail & l.mask];
+  return l.q.slot();
 }
 
 // Hands the op just written to the lane at once: another lane may be waiting for it.
 void dispatcher::push(lane& l) {
-  ++l.tail;
-  l.published.advance();
+  l.q.publish();
+}
+
+// In a faithful replay an op is handed out only shortly before it is due, which bounds what
+// the queues hold however far ahead the trace is read. (In think mode the threads may run
+// ahead of the recorded times; there the queue limit alone bounds them.)
+void dispatcher::hold_back(const event& e) {
+  const uint64_t at = clock_.at(e.ts);
+  if (at < handed_until_) return;
+  const uint64_t lead = opt_.timed_lead_ns;
+  uint64_t now = monotonic_ns();
+  while (at > now + lead && !shared_.stop.load(std::memory_order_relaxed)) {
+    if (opt_.cancel && opt_.cancel->load(std::memory_order_relaxed)) {
+      shared_.request_stop("interrupted");
+      break;
+    }
+    now = wait_until(std::min(at - lead, now + 50'000'000), 0, shared_.stop);
+  }
+  handed_until_ = now + lead;
 }
 
 void dispatcher::finish(lane& l) {
@@ -463,6 +563,7 @@ void dispatcher::finish(lane& l) {
   q.deps.clear();
   push(l);
   l.running = false;
+  --live_lanes_;
   ending_.push_back(&l);
 }
 
@@ -472,7 +573,7 @@ void dispatcher::reap(bool all) {
     l->thread.join();
     total_.merge(l->stats, opt_.listed_mismatches);
     l->stats = replay_stats{};
-    if (!l->running) l->ring.reset();
+    if (!l->running) l->q.release();
     return true;
   });
 }
@@ -485,6 +586,7 @@ void dispatcher::recycle() {
 }
 
 void dispatcher::run_lanes(trace_reader::event_stream& events, event e) {
+  const batch_policy batch(!clock_.timed());
   uint64_t keys[24];
   try {
     dispatch_all(events, e, keys);
@@ -497,15 +599,18 @@ void dispatcher::run_lanes(trace_reader::event_stream& events, event e) {
 }
 
 void dispatcher::dispatch_all(trace_reader::event_stream& events, event e, uint64_t* keys) {
+  const bool faithful = clock_.options().mode == timing_mode::faithful;
   do {
+    if (faithful) hold_back(e);
     lane& l = lane_for(e.thread);
     if (!l.running) start(l);
     lane::queued& q = reserve(l, true);
     if (shared_.stop.load(std::memory_order_relaxed)) break;
     prepare(q.w, e);
     q.deps.clear();
-    order_.add(&l.done, l.tail, e.ts, e.ts + e.dur, {keys, order_keys(q.w, keys)}, q.deps);
-    for (const handle_id h : q.w.fx.released) recycle_.push_back({h, &l.done, l.tail + 1});
+    const uint32_t index = l.q.tail();
+    order_.add(&l.q.done, index, e.ts, e.ts + e.dur, {keys, order_keys(q.w, keys)}, q.deps);
+    for (const handle_id h : q.w.fx.released) recycle_.push_back({h, &l.q.done, index + 1});
     push(l);
     if (e.kind == op::exit) finish(l);
     if ((seq_ & 255) == 0) {

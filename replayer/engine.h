@@ -28,7 +28,12 @@ struct engine_options {
   schedule_options timing;
   bool strict = false;            // stop at the first result that differs from the recording
   size_t listed_mismatches = 10;  // how many mismatches the report lists
-  size_t queue_depth = 256;       // ops handed ahead to each replay thread (power of two)
+  // afap: ops handed ahead to one replay thread before the dispatcher waits for it.
+  size_t queue_depth = 4096;
+  // Timed: ops are handed out this long before they are due (faithful), and at most this many
+  // ahead to one replay thread (a memory bound: a thread far behind then holds the others up).
+  uint64_t timed_lead_ns = 50'000'000;
+  size_t timed_queue_limit = size_t{1} << 16;
   // A single-thread trace: decode it on a helper thread, ahead of the replay, when the process
   // may use more than one CPU.
   bool decode_ahead = true;

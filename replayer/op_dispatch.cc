@@ -191,6 +191,17 @@ int op_runner::dir_fd(const resolved_path* p) {
   return fd;
 }
 
+int op_runner::enter_dir(const resolved_path* p) {
+  const uint64_t gen = s_.namespace_gen.load(std::memory_order_acquire);
+  if (cwd_ == p->parent && cwd_gen_ == gen) return 0;
+  const int d = dir_fd(p);
+  if (d < 0) return d;
+  if (::fchdir(d) != 0) return -errno;
+  cwd_ = p->parent;
+  cwd_gen_ = gen;
+  return 0;
+}
+
 int op_runner::open_path(const resolved_path* p, int flags) {
   if (!p || !p->ok) return -EXDEV;
   return s_.target.open(p->at, flags);
@@ -257,9 +268,15 @@ int64_t op_runner::bind_fd(const work_item& w) {
 }
 
 int64_t op_runner::close_fd(const work_item& w) {
-  if (!w.fx.h1) return -EBADF;
-  if (std::find(w.fx.released.begin(), w.fx.released.end(), w.fx.h1) == w.fx.released.end())
-    return 0;  // another fd still refers to the open file: the kernel would not release it
+  if (!w.fx.h1) return sys(::close(-1));  // not open in the recording either: EBADF, as recorded
+  if (std::find(w.fx.released.begin(), w.fx.released.end(), w.fx.h1) == w.fx.released.end()) {
+    // Another recorded fd still refers to the open file, and one replay fd stands for both:
+    // closing a copy of it drops a reference as the recorded close did, and the file stays open.
+    const int fd = fd_of(w.fx.h1);
+    if (fd < 0) return 0;
+    const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    return copy < 0 ? -errno : sys(::close(copy));
+  }
   handle_slot& h = s_.handles[w.fx.h1];
   if (h.fd < 0) return -EBADF;
   const int64_t r = sys(::close(h.fd));

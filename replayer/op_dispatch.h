@@ -137,6 +137,9 @@ class op_runner {
   // Issues the op, compares and counts it; may request a stop (strict, ENOSPC, EIO). Returns
   // how long the syscall took (ns).
   uint64_t run(const work_item& w);
+  // The calling thread has a working directory of its own (unshare(CLONE_FS)): path xattr
+  // calls then name the object from its confined parent directory, which they enter.
+  void own_working_directory() { own_cwd_ = true; }
   // Closes the replay fds of the handles whose last reference the op dropped.
   void release(const work_item& w);
 
@@ -162,6 +165,7 @@ class op_runner {
 
   int fd_of(handle_id h) const;
   int dir_fd(const resolved_path* p);                // cached, do not close; -errno
+  int enter_dir(const resolved_path* p);             // fchdir to p's parent; 0 or -errno
   int open_path(const resolved_path* p, int flags);  // caller closes; -errno
   std::span<uint8_t> fill(uint64_t key, uint64_t offset, uint64_t size);
   void count(const work_item& w, int64_t replayed, uint64_t latency_ns);
@@ -177,6 +181,9 @@ class op_runner {
   };
   static constexpr size_t dir_cache_size = 16;
   cached_dir dirs_[dir_cache_size];
+  bool own_cwd_ = false;
+  path_id cwd_ = no_id;  // the directory entered, at namespace generation cwd_gen_
+  uint64_t cwd_gen_ = 0;
   uint8_t* wbuf_ = nullptr;
   size_t wbuf_size_ = 0;
   // The last xattr value generated: a copy sets the same ACL on every file.

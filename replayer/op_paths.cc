@@ -110,6 +110,16 @@ void give_acl_mode(std::vector<uint8_t>& v, uint32_t mode) {
   }
 }
 
+// One path component that names an entry of its directory.
+bool plain_name(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos;
+}
+
+// The recorded object is known and no symlink: following a final symlink or not is the same.
+bool no_symlink(const work_item& w) {
+  return w.ftype != 0 && !S_ISLNK(w.ftype);
+}
+
 // The call was made on an fd rather than a path (fstat-like, AT_EMPTY_PATH, futimens).
 bool on_fd(const event& e) {
   return has(e.kind, F_FD) && e.fd >= 0;
@@ -217,6 +227,8 @@ int64_t op_runner::meta_op(const work_item& w) {
         return sx ? sys(::statx(f.fd, "", AT_EMPTY_PATH | sync, mask, &x))
                   : sys(::fstatat(f.fd, "", &st, AT_EMPTY_PATH));
       }
+      // A missing parent fails the call as it failed in the recording, without issuing it: a
+      // walk from the root would not be confined.
       if (d < 0) return d;
       if (sx) {
         r = sys(::statx(d, w.p1->name(), AT_SYMLINK_NOFOLLOW | sync, mask, &x));
@@ -232,14 +244,37 @@ int64_t op_runner::meta_op(const work_item& w) {
                 : sys(::fstatat(f.fd, "", &st, AT_EMPTY_PATH));
     }
     case op::statfs: {
+      struct statfs sf;
+      // statfs has no *at form: from the confined parent as working directory, on a name that
+      // is not a symlink (or not there at all).
+      if (own_cwd_ && w.p1 && w.p1->ok && !w.p1->is_root() && plain_name(w.p1->name())) {
+        const int d = dir_fd(w.p1);
+        if (d < 0) return d;
+        // Checked rather than taken from the trace: statfs follows what it finds.
+        const bool plain = ::fstatat(d, w.p1->name(), &st, AT_SYMLINK_NOFOLLOW) == 0
+                               ? !S_ISLNK(st.st_mode)
+                               : errno == ENOENT;
+        if (plain) {
+          if (const int r = enter_dir(w.p1); r < 0) return r;
+          return sys(::statfs(w.p1->name(), &sf));
+        }
+      }
       owned_fd f{open_path(w.p1, O_PATH)};
       if (f.fd < 0) return f.fd;
-      struct statfs sf;
       return sys(::fstatfs(f.fd, &sf));
     }
     case op::access:
     case op::faccessat:
     case op::faccessat2: {
+      const int mode = static_cast<int>(e.mode), how = static_cast<int>(e.flags & AT_EACCESS);
+      if (w.p1 && w.p1->ok && !w.p1->is_root()) {
+        const int d = dir_fd(w.p1);
+        if (d < 0) return d;  // as for stat: never an unconfined walk
+        const int64_t r =
+            sys(::syscall(SYS_faccessat2, d, w.p1->name(), mode, how | AT_SYMLINK_NOFOLLOW));
+        // Nothing there is nothing there, followed or not.
+        if (!follows(e) || no_symlink(w) || r == -ENOENT) return r;
+      }
       owned_fd f{open_path(w.p1, O_PATH | (follows(e) ? 0 : O_NOFOLLOW))};
       if (f.fd < 0) return f.fd;
       const int flags = AT_EMPTY_PATH | static_cast<int>(e.flags & AT_EACCESS);
@@ -356,10 +391,23 @@ int64_t op_runner::xattr_op(const work_item& w) {
     if (list) return sys(::flistxattr(fd, sink, n));
     return sys(::fremovexattr(fd, xname));
   }
-  const bool follow = follows(e);
-  // Not following a final symlink: the *xattrat calls on the confined parent and the name.
-  if (!follow && w.p1 && w.p1->ok && !w.p1->is_root() &&
-      have_xattrat.load(std::memory_order_relaxed)) {
+  // Following a final symlink or not makes no difference for what was recorded as something
+  // else, and not following takes no detour through an O_PATH fd.
+  const bool follow = follows(e) && !no_symlink(w);
+  const bool named = w.p1 && w.p1->ok && !w.p1->is_root() && plain_name(w.p1->name());
+  // Not following a final symlink, in a thread with a working directory of its own: the
+  // l*xattr calls on the name, from the confined parent directory. One component that is not
+  // followed cannot lead elsewhere, and these are the calls a recorder knows.
+  if (!follow && named && own_cwd_) {
+    if (const int r = enter_dir(w.p1); r < 0) return r;
+    const char* name = w.p1->name();
+    if (set) return sys(::lsetxattr(name, xname, value.data(), value.size(), xflags));
+    if (get) return sys(::lgetxattr(name, xname, sink, n));
+    if (list) return sys(::llistxattr(name, sink, n));
+    return sys(::lremovexattr(name, xname));
+  }
+  // Otherwise the *xattrat calls on the confined parent and the name.
+  if (!follow && named && have_xattrat.load(std::memory_order_relaxed)) {
     const int d = dir_fd(w.p1);
     if (d < 0) return d;
     const char* name = w.p1->name();

@@ -29,8 +29,9 @@ struct alignas(64) progress_counter {
   bool reached(uint32_t target) const {
     return static_cast<int32_t>(value.load(std::memory_order_acquire) - target) >= 0;
   }
-  // Returns when value >= target or `stop` is set (checked at least every 50 ms).
-  void wait(uint32_t target, const std::atomic<bool>& stop) const;
+  // Returns when value >= target or `stop` is set (checked at least every 50 ms). Spins
+  // `spin_ns` before it sleeps, or a few microseconds for 0.
+  void wait(uint32_t target, const std::atomic<bool>& stop, uint64_t spin_ns = 0) const;
 };
 
 // Op `count - 1` of `lane` (a lane's ops are numbered from 0) must have finished.
@@ -49,7 +50,8 @@ class dep_list {
   void add(dependency d);
   size_t size() const { return n_ + more_.size(); }
   const dependency& operator[](size_t i) const { return i < n_ ? inline_[i] : more_[i - n_]; }
-  void wait(const std::atomic<bool>& stop) const;
+  bool reached() const;
+  void wait(const std::atomic<bool>& stop, uint64_t spin_ns = 0) const;
 
  private:
   static constexpr uint32_t inline_capacity = 6;
@@ -65,13 +67,18 @@ constexpr uint64_t order_key(order_kind k, uint32_t id) {
 // Marks a key on which the op waits for every earlier op, overlapping or not: the close that
 // releases an open file must not run while another thread may still use its fd.
 inline constexpr uint64_t order_all = uint64_t{1} << 63;
+// Marks a key the op only shares with others of its kind: ops that use a directory to reach a
+// name in it (create, stat, rename of different names) do not wait for each other, only for
+// the ops on the directory itself (mkdir, rmdir, getdents), which wait for all of them.
+inline constexpr uint64_t order_shared = uint64_t{1} << 62;
+inline constexpr uint64_t order_marks = order_all | order_shared;
 
 // Which earlier ops each new op must wait for; used by the dispatcher only.
 class order_tracker {
  public:
   order_tracker();
   // Op number `index` of `lane`, recorded over [ts, end], touches `keys` (distinct, non-zero,
-  // possibly marked order_all).
+  // possibly marked order_all or order_shared).
   // Adds to `deps` the ops on other lanes it must wait for.
   void add(const progress_counter* lane, uint32_t index, uint64_t ts, uint64_t end,
            std::span<const uint64_t> keys, dep_list& deps);
@@ -83,16 +90,26 @@ class order_tracker {
     uint32_t count;
     uint64_t ts, end;
   };
+  // A lane's latest two shared uses of a key: the earlier one had ended before the later one
+  // started, so one of them is the latest that ended before any newer op.
+  struct shared_use {
+    const progress_counter* lane;
+    uint32_t count, earlier;  // earlier: 0 if none
+    uint64_t end;             // of `count`
+  };
   struct slot {
     uint64_t key = 0;
-    std::vector<entry> entries;
+    std::vector<entry> entries;  // exclusive uses, newest last
+    std::vector<shared_use> shared;
   };
+  void add_exclusive(slot& s, const progress_counter* lane, uint32_t index, uint64_t ts,
+                     uint64_t end, bool all, dep_list& deps);
   slot& find_or_insert(uint64_t key);
   void rebuild(size_t capacity);  // drops finished entries and keys left without any
 
   std::vector<slot> slots_;
   size_t used_ = 0;
-  size_t sweep_at_ = 4096;
+  std::vector<slot> spare_;  // the previous table, reused by the next rebuild of that size
 };
 
 }  // namespace fsrr

@@ -171,3 +171,24 @@ TEST_CASE("an access ACL set with recorded permission bits is expected as the fi
   CHECK(s.at("/f").check_mode);
   CHECK(s.at("/f").mode == (S_IFREG | 0751));
 }
+
+TEST_CASE("a file created by an open changes its directory's mtime, which is then not checked") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.tree_dir("/d");
+    b.tree_dir("/e");
+    event& o = b.next(t, op::openat, 3);
+    o.path = b.path("/d/new");
+    o.flags = O_WRONLY | O_CREAT | O_TRUNC;
+    o.mode = 0644;
+    o.file = b.file(7);
+    b.finish();
+  }
+  trace_reader r(f.trace);
+  const expected_state s = expected_end_state(r);
+  CHECK_FALSE(s.at("/d/new").absent);
+  CHECK_FALSE(s.at("/d").check_mtime);
+  CHECK(s.at("/e").check_mtime);
+}

@@ -5,6 +5,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <thread>
+
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
@@ -397,4 +399,102 @@ TEST_CASE("an access ACL set with recorded permission bits gives the file that m
   const replay_stats s = f.replay();
   CHECK(s.mismatches == 0);
   CHECK((f.mode("f") & 07777) == 0751);
+}
+
+TEST_CASE("xattr calls on a file's name leave the calling thread's working directory alone") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.tree_dir("/d");
+    b.tree_file("/d/f", 100);
+    const file_id file = b.file(5);
+    event& sx = b.next(t, op::setxattr);
+    sx.path = b.path("/d/f");
+    sx.file = file;
+    sx.aux = b.str("user.fsrr");
+    sx.size = 16;
+    event& gx = b.next(t, op::getxattr, 16);
+    gx.path = b.path("/d/f");
+    gx.file = file;
+    gx.aux = b.str("user.fsrr");
+    gx.size = 64;
+    event& lx = b.next(t, op::llistxattr, 10);
+    lx.path = b.path("/d/f");
+    lx.file = file;
+    lx.size = 64;
+    b.finish();
+  }
+  char before[4096], after[4096];
+  REQUIRE(::getcwd(before, sizeof before));
+  const replay_stats s = f.replay();
+  REQUIRE(::getcwd(after, sizeof after));
+  CHECK(std::string(after) == before);
+  CHECK(s.mismatches == 0);
+  CHECK(s.ops[static_cast<size_t>(op::getxattr)].errors == 0);
+  CHECK(::getxattr((f.target + "/d/f").c_str(), "user.fsrr", nullptr, 0) == 16);
+}
+
+TEST_CASE("a faithful replay lasts until the recording's last event, even one not issued") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.at(t, 0, op::mkdir).path = b.path("/d");
+    b.at(t, 150'000'000, op::exit);
+    b.finish();
+  }
+  engine_options o = afap();
+  o.timing.mode = timing_mode::faithful;
+  const replay_stats s = f.replay(o);
+  CHECK(s.wall_ns >= 150'000'000);
+  CHECK(s.lateness.count() == 1);  // only issued ops count for lateness
+}
+
+TEST_CASE("a faithful replay with more ops per thread than the queue limit replays them all") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id a = b.thread(1, 1, 1);
+    const thread_id c = b.thread(2, 2, 2);
+    for (int i = 0; i < 100; ++i) {
+      b.at(a, i * 100'000, op::mkdir).path = b.path(fmt::format("/a{}", i));
+      b.at(c, i * 100'000 + 50'000, op::mkdir).path = b.path(fmt::format("/c{}", i));
+    }
+    b.finish();
+  }
+  engine_options o = afap();
+  o.timing.mode = timing_mode::faithful;
+  o.timed_queue_limit = 16;
+  const replay_stats s = f.replay(o);
+  CHECK(s.stopped.empty());
+  CHECK(s.mismatches == 0);
+  CHECK(count(s, op::mkdir) == 200);
+  CHECK(s.wall_ns >= 9'950'000);
+}
+
+TEST_CASE("a cancel request stops a faithful multi-thread replay between sparse ops") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id a = b.thread(1, 1, 1);
+    const thread_id c = b.thread(2, 2, 2);
+    b.at(a, 0, op::mkdir).path = b.path("/a");
+    b.at(c, 10'000'000'000, op::mkdir).path = b.path("/c");
+    b.finish();
+  }
+  std::atomic<bool> cancel{false};
+  engine_options o = afap();
+  o.timing.mode = timing_mode::faithful;
+  o.cancel = &cancel;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    cancel = true;
+  });
+  const replay_stats s = f.replay(o);
+  stopper.join();
+  CHECK(s.stopped == "interrupted");
+  CHECK(s.wall_ns < 1'000'000'000);
+  CHECK(f.exists("a"));
+  CHECK_FALSE(f.exists("c"));
 }

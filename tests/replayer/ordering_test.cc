@@ -88,6 +88,44 @@ TEST_CASE("a key marked order_all waits even for overlapping ops") {
   CHECK(f.add(f.lane2, 0, 300, 400, file_a | order_all) == std::vector<dep>{{&f.lane1, 1}});
 }
 
+constexpr uint64_t dir_d = order_key(order_kind::path, 7);
+
+TEST_CASE("ops that only share a directory do not wait for each other") {
+  fixture f;
+  f.add(f.lane1, 0, 100, 200, dir_d | order_shared);
+  CHECK(f.add(f.lane2, 0, 300, 400, dir_d | order_shared).empty());
+}
+
+TEST_CASE("an op on a name waits for the op on its directory that ended before it") {
+  fixture f;
+  f.add(f.lane1, 0, 100, 200, dir_d);
+  CHECK(f.add(f.lane2, 0, 300, 400, dir_d | order_shared) == std::vector<dep>{{&f.lane1, 1}});
+}
+
+TEST_CASE("an op on a directory waits for every op on a name in it that ended before it") {
+  fixture f;
+  f.add(f.lane1, 0, 100, 200, dir_d | order_shared);
+  f.add(f.lane2, 0, 150, 250, dir_d | order_shared);
+  const auto deps = f.add(f.lane3, 0, 300, 400, dir_d);
+  CHECK(deps.size() == 2);
+  CHECK(std::count(deps.begin(), deps.end(), dep{&f.lane1, 1}) == 1);
+  CHECK(std::count(deps.begin(), deps.end(), dep{&f.lane2, 1}) == 1);
+}
+
+TEST_CASE("an op on a directory waits for a lane's latest name op that ended, not a running one") {
+  fixture f;
+  f.add(f.lane1, 0, 100, 200, dir_d | order_shared);
+  f.add(f.lane1, 1, 250, 1000, dir_d | order_shared);
+  CHECK(f.add(f.lane2, 0, 300, 400, dir_d) == std::vector<dep>{{&f.lane1, 1}});
+}
+
+TEST_CASE("name ops before an ended op on their directory are waited for through it") {
+  fixture f;
+  f.add(f.lane1, 0, 100, 200, dir_d | order_shared);
+  f.add(f.lane2, 0, 300, 400, dir_d);
+  CHECK(f.add(f.lane3, 0, 500, 600, dir_d) == std::vector<dep>{{&f.lane2, 1}});
+}
+
 TEST_CASE("dependencies on one lane collapse to the latest op") {
   dep_list d;
   progress_counter lane;
