@@ -101,9 +101,22 @@ bool group_decoder::decode(std::vector<event>& out, size_t max, uint64_t& unknow
   out.resize(base + want);  // decoded in place; ops this build does not know are dropped
   size_t n = base;
   bool reused = false;  // slot n holds a dropped event's fields
+  // Readers and predictions in locals for the loop: members would be reloaded after every
+  // store to an event.
+  std::array<varint_reader, column_count> r = r_;
+  column_state st = std::move(st_);
+  struct put_back {
+    group_decoder& d;
+    std::array<varint_reader, column_count>& r;
+    column_state& st;
+    ~put_back() {
+      d.r_ = r;
+      d.st_ = std::move(st);
+    }
+  } keep{*this, r, st};
   for (size_t k = 0; k < want; ++k, ++next_) {
     uint8_t code;
-    if (!r_[c_op].get_byte(code)) return fail("op column too short");
+    if (!r[c_op].get_byte(code)) return fail("op column too short");
     if (code >= ops_->codes.size()) return fail("op code outside the header's op list");
     const op_map::entry& m = ops_->codes[code];
     event& e = out[n];
@@ -111,35 +124,35 @@ bool group_decoder::decode(std::vector<event>& out, size_t max, uint64_t& unknow
     e.thread = in_.thread;
     e.kind = m.kind;
     uint64_t gap, dur, res, v;
-    if (!r_[c_gap].get(gap) || !r_[c_dur].get(dur) || !r_[c_result].get(res))
+    if (!r[c_gap].get(gap) || !r[c_dur].get(dur) || !r[c_result].get(res))
       return fail("time or result column too short");
-    e.ts = st_.prev_end + static_cast<uint64_t>(unzigzag(gap));
+    e.ts = st.prev_end + static_cast<uint64_t>(unzigzag(gap));
     e.dur = dur;
     const uint32_t f = m.fields;
 #define FIELD(bit, col, assign)                                  \
   if (f & bit) {                                                 \
-    if (!r_[col].get(v)) return fail("field column too short");  \
+    if (!r[col].get(v)) return fail("field column too short");  \
     assign;                                                      \
   }
     FIELD(F_FD, c_fd, e.fd = static_cast<int32_t>(unzigzag(v)))
     FIELD(F_FD2, c_fd2, e.fd2 = static_cast<int32_t>(unzigzag(v)))
     // Paths before files: a file is predicted from its fd or its path.
-    FIELD(F_PATH, c_path, e.path = static_cast<uint32_t>(wrap_add(st_.prev_path, unzigzag(v))))
+    FIELD(F_PATH, c_path, e.path = static_cast<uint32_t>(wrap_add(st.prev_path, unzigzag(v))))
     FIELD(F_PATH2, c_path2,
-          e.path2 = static_cast<uint32_t>(wrap_add(st_.prev_path2, unzigzag(v))))
+          e.path2 = static_cast<uint32_t>(wrap_add(st.prev_path2, unzigzag(v))))
     FIELD(F_FILE, c_file,
-          e.file = static_cast<uint32_t>(wrap_add(st_.predicted_file(e, f), unzigzag(v))))
+          e.file = static_cast<uint32_t>(wrap_add(st.predicted_file(e, f), unzigzag(v))))
     FIELD(F_FILE2, c_file2,
-          e.file2 = static_cast<uint32_t>(wrap_add(st_.prev_file2, unzigzag(v))))
-    FIELD(F_OFFSET, c_offset, e.offset = wrap_add(unzigzag(v), st_.predicted_offset(e, f)))
-    FIELD(F_OFFSET2, c_offset2, e.offset2 = wrap_add(unzigzag(v), st_.predicted_offset2(f)))
+          e.file2 = static_cast<uint32_t>(wrap_add(st.prev_file2, unzigzag(v))))
+    FIELD(F_OFFSET, c_offset, e.offset = wrap_add(unzigzag(v), st.predicted_offset(e, f)))
+    FIELD(F_OFFSET2, c_offset2, e.offset2 = wrap_add(unzigzag(v), st.predicted_offset2(f)))
     FIELD(F_SIZE, c_size, e.size = v)
     FIELD(F_FLAGS, c_flags, e.flags = static_cast<uint32_t>(v))
     FIELD(F_MODE, c_mode, e.mode = static_cast<uint32_t>(v))
     FIELD(F_AUX, c_aux, e.aux = v)
 #undef FIELD
     e.result = wrap_add(unzigzag(res), predicted_result(e, f));
-    st_.after(e, f);
+    st.after(e, f);
     reused = !m.known;
     if (m.known)
       ++n;
@@ -149,7 +162,7 @@ bool group_decoder::decode(std::vector<event>& out, size_t max, uint64_t& unknow
   out.resize(n);
   if (done())
     for (int c = 0; c < column_count; ++c)
-      if (!r_[c].done()) return fail("column longer than its events");
+      if (!r[c].done()) return fail("column longer than its events");
   return true;
 }
 

@@ -10,7 +10,7 @@ namespace fsrr {
 // and joined once the merge reaches its first event, so memory holds only the blocks whose
 // time ranges overlap, and only a batch of decoded events per thread.
 struct trace_reader::event_stream::impl {
-  static constexpr size_t batch_events = 1024;
+  static constexpr size_t batch_events = 4096;
 
   trace_reader::impl* r;
   size_t next_block = 0;
