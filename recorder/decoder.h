@@ -36,6 +36,8 @@ class decoder {
   decoder(trace_writer& w, uint64_t clock_base, mount_table mounts = mount_table::of_self());
 
   void on_record(std::span<const uint8_t> record);
+  // The recording is over: what is still pending goes to the trace.
+  void finish() { tree_.settle_lookups(UINT64_MAX); }
 
   path_table& paths() { return paths_; }
   initial_tree& tree() { return tree_; }

@@ -99,6 +99,29 @@ void initial_tree::existed(path_id p, const observed* o, path_id where, uint32_t
   add(p, o, where, type_hint);
 }
 
+void initial_tree::settle_lookups(uint64_t ts) {
+  constexpr uint64_t delay = 1'000'000'000;
+  while (!lookups_.empty() && (ts == UINT64_MAX || lookups_.front().ts + delay < ts)) {
+    const path_id dir = lookups_.front().dir;
+    lookups_.pop_front();
+    queued_[dir] = 0;
+    settle_lookup(dir);
+  }
+}
+
+// The deepest ancestor that is a directory (the workload made none of them: those are
+// settled). One that is a file or a symlink now ends the search with nothing added.
+void initial_tree::settle_lookup(path_id dir) {
+  for (path_id q = dir; !settled(q); q = paths_.parent(q)) {
+    struct stat st;
+    if (::lstat(paths_.str(q).c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) existed(q, nullptr, no_id, S_IFDIR);
+      return;
+    }
+    if (q == root_path) return;
+  }
+}
+
 int initial_tree::dir_fd(path_id dir) {
   if (dir == open_dir_ && open_dir_fd_ >= 0) return open_dir_fd_;
   if (open_dir_fd_ >= 0) ::close(open_dir_fd_);

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -50,12 +51,30 @@ class initial_tree {
   // (rename); `type_hint` (S_IFREG, S_IFDIR) is used when nothing else tells the type.
   void existed(path_id p, const observed* o = nullptr, path_id where = no_id,
                uint32_t type_hint = 0);
+  // A lookup of `p` failed (ENOENT, ENOTDIR) at trace time `ts`: the directories above it
+  // that existed were part of the tree the workload saw (a shell's PATH search, a config
+  // file probed and not found), so that replay fails the same lookup the same way. Which
+  // directory that is gets settled a second of events later (settle_lookups), once the
+  // workload had the time to show it made it itself. `skip(dir)`: never take it.
+  template <typename Skip>
+  void lookup_failed(path_id p, uint64_t ts, Skip skip) {
+    if (p == no_id) return;
+    const path_id dir = paths_.parent(p);
+    if (dir == p || settled(dir) || skip(dir)) return;
+    if (dir >= queued_.size()) queued_.resize(dir + 1024);
+    if (queued_[dir]) return;
+    queued_[dir] = 1;
+    lookups_.push_back({dir, ts});
+  }
+  // Settles the failed lookups made before `ts` - 1 s; all of them with UINT64_MAX.
+  void settle_lookups(uint64_t ts);
 
  private:
   bool settled(path_id p);  // known, or beneath a covered directory
   void ensure_parents(path_id p);
   void add(path_id p, const observed* o, path_id where, uint32_t type_hint);
   int dir_fd(path_id dir);
+  void settle_lookup(path_id dir);
 
   trace_writer& w_;
   path_table& paths_;
@@ -63,6 +82,12 @@ class initial_tree {
   std::set<path_id> covered_;
   std::map<std::pair<uint64_t, uint64_t>, uint32_t> link_groups_;
   uint32_t next_group_ = 0;
+  struct lookup {
+    path_id dir;
+    uint64_t ts;
+  };
+  std::deque<lookup> lookups_;   // failed lookups, oldest first
+  std::vector<uint8_t> queued_;  // by path id: in lookups_
   path_id open_dir_ = no_id;  // the directory dir_fd() holds open
   int open_dir_fd_ = -1;
 };

@@ -205,6 +205,7 @@ class recording {
   record_result stop() {
     bpf_->detach();  // no program runs after this; what they sent is in the ring buffer
     bpf_->drain();
+    dec_.finish();
     const uint64_t end = now_ns(CLOCK_MONOTONIC);
     const auto lost = bpf_->counter(FSRR_C_LOST);
     const auto nostate = bpf_->counter(FSRR_C_NOSTATE);  // tasks we could not follow

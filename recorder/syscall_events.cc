@@ -100,6 +100,12 @@ void decoder::on_syscall(std::span<const uint8_t> record) {
 
 void decoder::emit(syscall_ctx& c) {
   c.e.thread = thread_of(c.t, static_cast<int32_t>(c.h.h.tid));
+  if (c.e.result == -ENOENT || c.e.result == -ENOTDIR) {
+    const auto skip = [this](path_id q) { return off_storage(q); };
+    tree_.lookup_failed(c.e.path, c.e.ts, skip);
+    tree_.lookup_failed(c.e.path2, c.e.ts, skip);
+  }
+  tree_.settle_lookups(c.e.ts);
   w_.append(c.e);
 }
 
@@ -208,7 +214,9 @@ void decoder::decode_open(syscall_ctx& c) {
   const fsrr_file* f = c.it.file[2];
   if (e.result < 0 || !f || !f->file) {
     e.path = path_arg(c, 0);
-    if (off_storage(e.path)) return w_.add_nonfile(e.kind, fd_kind::other);
+    // ENXIO, ENODEV: only special files (a device with no driver, a FIFO with no reader).
+    const bool special = e.result == -ENXIO || e.result == -ENODEV;
+    if (special || off_storage(e.path)) return w_.add_nonfile(e.kind, fd_kind::other);
     if (e.result == -EEXIST) tree_.existed(e.path);
     return emit(c);
   }

@@ -236,3 +236,33 @@ TEST_CASE("record --snapshot keeps the state of files the workload truncates fir
   for (const auto& e : t.reader.tree()) entries += t.path(e.path) == d + "/big";
   CHECK(entries == 1);  // not added again at its first touch
 }
+
+TEST_CASE("a failed lookup puts the directories it searched in the initial tree",
+          "[recorder][tree]") {
+  REQUIRE_RECORDING();
+  test::temp_dir tmp;
+  REQUIRE(::mkdir((tmp / "bin").c_str(), 0750) == 0);
+  REQUIRE(::mkdir((tmp / "etc").c_str(), 0755) == 0);
+  test::write_file(tmp / "etc/plain", 10);
+  char real[PATH_MAX];
+  REQUIRE(::realpath(tmp.path().c_str(), real));
+  const std::string d = real;
+  recorder::record_options o;
+  o.output = tmp / "lookups.trace";
+  // A PATH search that misses in bin/, a probe below a file (ENOTDIR), and a lookup in a
+  // directory the workload makes only afterwards.
+  o.command = {"sh", "-c",
+               "PATH=" + d + "/bin:/usr/bin:/bin; nosuchprogram 2>/dev/null; "
+               "test -e " + d + "/etc/plain/x; test -e " + d + "/later/x; mkdir " + d +
+                   "/later; exit 0"};
+  REQUIRE(test::record(o).exit_status == 0);
+  test::trace t(o.output);
+  const tree_entry* bin = t.tree_entry_at(d + "/bin");
+  REQUIRE(bin != nullptr);
+  CHECK(bin->mode == (S_IFDIR | 0750));  // the real directory, looked at
+  CHECK(t.tree_entry_at(d + "/bin/nosuchprogram") == nullptr);
+  CHECK(t.tree_entry_at(d + "/etc/plain") == nullptr);  // a file: left out, not a dir
+  CHECK(t.tree_entry_at(d + "/later") == nullptr);      // born after the lookup
+  REQUIRE(t.at(op::newfstatat, d + "/later/x").size() == 1);
+  CHECK(t.at(op::newfstatat, d + "/later/x")[0]->result == -ENOENT);
+}
