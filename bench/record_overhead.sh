@@ -12,6 +12,9 @@
 #                     (default build/cli/fsrr)
 #   TOOLS="cp rsync"  which copies to run
 #   STRACE=0          skip the strace runs (they take ~40x as long as the copy)
+#   FLOOR=0           skip the floor runs: the copy under build/bench/probe_floor, i.e. with
+#                     empty tp_btf sys_enter/sys_exit programs, and with the least a recorder
+#                     can do (entry time + a 32-byte record per syscall); see probe_floor.bpf.c
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scale=${1:-0.2}
@@ -19,6 +22,8 @@ rounds=${2:-5}
 read -r -a binaries <<<"${FSRR:-$PWD/build/cli/fsrr}"
 read -r -a tools <<<"${TOOLS:-cp rsync}"
 with_strace=${STRACE:-1}
+with_floor=${FLOOR:-1}
+floor=$PWD/build/bench/probe_floor
 work=$(mktemp -d /dev/shm/fsrr-recbench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -40,7 +45,7 @@ for name in "${tools[@]}"; do
     *) echo "unknown tool $name" >&2; exit 2 ;;
   esac
   native=() straced=()
-  declare -A traced=() workload=() lost=()
+  declare -A traced=() workload=() lost=() floors=()
   for ((i = 0; i < rounds; i++)); do
     rm -rf "$work/dst"
     a=$(ns); $tool "$src" "$work/dst"; b=$(ns)
@@ -55,6 +60,14 @@ for name in "${tools[@]}"; do
       workload[$k]+=" $(echo "$(duration_of "$work/record.err") * 1000000000" | bc | cut -d. -f1)"
       lost[$k]+=" $(lost_of "$work/record.err")"
     done
+
+    if [ "$with_floor" != 0 ]; then
+      for variant in empty minimal; do  # the command's own run time, as probe_floor measured it
+        rm -rf "$work/dst"
+        "$floor" "$variant" -- $tool "$src" "$work/dst" 2>"$work/floor.err"
+        floors[$variant]+=" $(sed -n 's/.*workload \([0-9.]*\) s$/\1/p' "$work/floor.err" | awk '{printf "%d", $1 * 1e9}')"
+      done
+    fi
 
     if [ "$with_strace" != 0 ]; then
       rm -rf "$work/dst"
@@ -88,11 +101,19 @@ print(i["events"], i["events"] - pseudo, i["trace_bytes"])')
     printf '              trace %s bytes, %s events, %s recorded syscalls: %.2f bytes/syscall (target <= 3)\n' \
       "$bytes" "$events" "$syscalls" "$(echo "$bytes / $syscalls" | bc -l)"
   done
+  if [ "$with_floor" != 0 ]; then
+    for variant in empty minimal; do
+      # shellcheck disable=SC2086
+      f=$(median ${floors[$variant]})
+      printf '  floor %-7s                         workload alone %.3f s, ratio %.2f\n' \
+        "$variant" "$(secs "$f")" "$(echo "$f / $n" | bc -l)"
+    done
+  fi
   if [ "$with_strace" != 0 ]; then
     s=$(median "${straced[@]}")
     printf '  strace -f   %8.3f s   ratio %.2f\n' "$(secs "$s")" "$(echo "$s / $n" | bc -l)"
   fi
-  unset traced workload lost
+  unset traced workload lost floors
 done
 echo
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
