@@ -24,7 +24,10 @@ temp_dir::~temp_dir() { remove_tree(path_); }
 void remove_tree(const std::string& path) {
   ::nftw(
       path.c_str(),
-      [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p) == 0 ? 0 : 0; },
+      [](const char* p, const struct stat*, int, struct FTW*) {
+        ::remove(p);  // what cannot be removed is left; the walk goes on
+        return 0;
+      },
       64, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 

@@ -1,4 +1,5 @@
 // A temporary directory owned by one test: created fresh, removed with everything in it.
+// On tmpfs unless a test names another base.
 #pragma once
 
 #include <string>
@@ -7,7 +8,7 @@ namespace fsrr::test {
 
 class temp_dir {
  public:
-  explicit temp_dir(const std::string& base = "/tmp");
+  explicit temp_dir(const std::string& base = "/dev/shm");
   ~temp_dir();
   temp_dir(const temp_dir&) = delete;
   temp_dir& operator=(const temp_dir&) = delete;

@@ -1,7 +1,6 @@
 #include "helpers.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,22 +28,6 @@ bool can_record() {
   if (ci) FAIL("recording is impossible here (" << why << ") and CI=true: refusing to skip");
   WARN("skipped: recording needs root and kernel BTF (" << why << ")");
   return false;
-}
-
-temp_dir::temp_dir() {
-  char tmpl[] = "/dev/shm/fsrr-rec-test-XXXXXX";
-  if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-  path_ = tmpl;
-}
-
-temp_dir::~temp_dir() {
-  ::nftw(
-      path_.c_str(),
-      [](const char* p, const struct stat*, int, struct FTW*) {
-        ::remove(p);
-        return 0;
-      },
-      64, FTW_DEPTH | FTW_PHYS);
 }
 
 void write_file(const std::string& path, size_t bytes, char fill) {

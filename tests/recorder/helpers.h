@@ -11,6 +11,7 @@
 
 #include "event.h"
 #include "recorder.h"
+#include "temp_dir.h"  // tests/common: scratch directories, on tmpfs by default
 #include "trace_reader.h"
 
 namespace fsrr::test {
@@ -22,20 +23,6 @@ bool can_record();
   do {                                       \
     if (!::fsrr::test::can_record()) return; \
   } while (0)
-
-// mkdtemp under /dev/shm, removed (with everything in it) when it goes out of scope.
-class temp_dir {
- public:
-  temp_dir();
-  ~temp_dir();
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 void write_file(const std::string& path, size_t bytes, char fill = 'p');
 
