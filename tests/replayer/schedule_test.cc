@@ -88,7 +88,7 @@ TEST_CASE("waiting returns at or just after the due time") {
   const uint64_t due = monotonic_ns() + 3'000'000;
   const uint64_t now = wait_until(due, 100'000, stop);
   CHECK(now >= due);
-  CHECK(now - due < 2'000'000);  // generous: CI shares two cores
+  CHECK(now - due < 10'000'000);  // one wake-up: a busy 2-core CI box can delay it ms
 }
 
 // Waits measured from their own start would each add the timer slack (50 us) and the
