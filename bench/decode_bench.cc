@@ -89,6 +89,10 @@ int main(int argc, char** argv) {
   struct stat given;
   const bool existing = argc > 1 && ::stat(argv[1], &given) == 0;
   const uint64_t want = argc > 1 && !existing ? std::strtoull(argv[1], nullptr, 10) : 10000000;
+  if (argc > 2 || (argc > 1 && !existing && want == 0)) {
+    std::fprintf(stderr, "usage: bench_decode [TRACE | EVENTS (default 10000000)]\n");
+    return 2;
+  }
   const std::string path =
       existing ? argv[1] : fmt::format("/dev/shm/fsrr-decode-bench.{}.trace", ::getpid());
   const uint64_t n = existing ? trace_reader(path).summary().events : write_trace(path, want);
