@@ -66,7 +66,7 @@ std::string describe(trace_reader& trace, const event& e) {
   if ((f & F_AUX) && (e.kind == op::symlink || e.kind == op::symlinkat || cls == op_class::xattr))
     arg(quoted(trace.string(static_cast<string_id>(e.aux))));
   else if (f & F_AUX)
-    arg(fmt::format("aux={:#x}", e.aux));
+    arg(fmt::format("{}={:#x}", e.kind == op::file_setattr ? "xflags" : "aux", e.aux));
   if (f & F_OFFSET) arg(fmt::format("@{}", e.offset));
   if (f & F_OFFSET2) arg(fmt::format("@{}", e.offset2));
   if (f & F_SIZE) arg(fmt::format("{}", e.size));
@@ -105,6 +105,7 @@ nlohmann::json to_json(trace_reader& trace, const event& e) {
   if (f & F_FLAGS) j["flags"] = e.flags;
   if (f & F_MODE) j["mode"] = e.mode;
   if (f & F_AUX) j["aux"] = e.aux;
+  if (e.kind == op::file_setattr) j["xflags"] = e.aux;
   if ((f & F_AUX) &&
       (e.kind == op::symlink || e.kind == op::symlinkat || info(e.kind).cls == op_class::xattr))
     j["name"] = trace.string(static_cast<string_id>(e.aux));

@@ -1,9 +1,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include <catch2/catch.hpp>
 
+#include "describe.h"
 #include "sample_trace.h"
 #include "temp_dir.h"
 #include "trace_error.h"
@@ -51,6 +53,73 @@ TEST_CASE("every op and field survives a round trip, in time order") {
   }
 }
 
+TEST_CASE("ops added later follow the old ones: existing op codes keep their meaning") {
+  CHECK(static_cast<size_t>(op::fd_bind) == 103);
+  const op added[] = {op::setxattrat,    op::getxattrat,   op::listxattrat,
+                      op::removexattrat, op::file_getattr, op::file_setattr};
+  for (size_t i = 0; i < std::size(added); ++i) {
+    CHECK(static_cast<size_t>(added[i]) == 104 + i);
+    CHECK(op_from_name(name(added[i])) == added[i]);
+  }
+  CHECK(op_count == 110);
+}
+
+TEST_CASE("the *xattrat and file_*attr calls come back with their fields and print as syscalls") {
+  test::temp_dir dir;
+  const std::string path = dir / "t.trace";
+  std::vector<event> want;
+  {
+    trace_writer w(path, test::sample_header());
+    const thread_id t = w.add_thread({7, 7, 1, w.intern_string("setfattr"), 1});
+    const path_id x = w.intern_path("/d/x.txt");
+    const file_id f = w.intern_file({8, 12, 0, S_IFREG});
+    const string_id acl = w.intern_string("system.posix_acl_access");
+    const string_id user = w.intern_string("user.a");
+    auto add = [&](op kind, int64_t result) -> event& {
+      event& e = want.emplace_back();
+      e.kind = kind;
+      e.thread = t;
+      e.ts = 1000 * want.size();
+      e.dur = 500;
+      e.result = result;
+      e.path = x;
+      e.file = f;
+      return e;
+    };
+    event& set = add(op::setxattrat, 0);  // by path, XATTR_CREATE
+    set.aux = acl, set.size = 28, set.flags = 0x1, set.mode = acl_mode_present | 0640;
+    event& get = add(op::getxattrat, 5);  // on an fd, AT_EMPTY_PATH
+    get.fd = 3, get.aux = user, get.size = 64, get.flags = 0x1000;
+    event& list = add(op::listxattrat, 7);  // AT_SYMLINK_NOFOLLOW
+    list.size = 100, list.flags = 0x100;
+    add(op::removexattrat, -ENODATA).aux = user;
+    add(op::file_getattr, 0).size = 24;
+    event& fset = add(op::file_setattr, 0);
+    fset.size = 24, fset.aux = 0x80;
+    for (const event& e : want) w.append(e);
+    w.finish();
+  }
+  trace_reader r(path);
+  const auto got = read_all(r);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("op " << name(want[i].kind));
+    CHECK(got[i] == want[i]);
+  }
+  auto args = [&](const event& e) {  // between the parentheses of the dump line
+    const std::string line = describe(r, e);
+    return line.substr(line.find('(') + 1, line.rfind(") = ") - line.find('(') - 1);
+  };
+  CHECK(args(got[0]) == R"(-1, "/d/x.txt", "system.posix_acl_access", 28, 0x1, 04000640)");
+  CHECK(args(got[1]) == R"(3, "/d/x.txt", "user.a", 64, 0x1000)");
+  CHECK(args(got[2]) == R"(-1, "/d/x.txt", 100, 0x100)");
+  CHECK(args(got[3]) == R"(-1, "/d/x.txt", "user.a", 0x0)");
+  CHECK(args(got[4]) == R"(-1, "/d/x.txt", 24, 0x0)");
+  CHECK(args(got[5]) == R"(-1, "/d/x.txt", xflags=0x80, 24, 0x0)");
+  CHECK(to_json(r, got[5])["xflags"] == 0x80);
+  CHECK(to_json(r, got[1])["name"] == "user.a");
+}
+
 TEST_CASE("paths, files, threads and strings come back by id") {
   test::temp_dir dir;
   const auto s = test::write_sample(dir / "t.trace", {});
@@ -63,7 +132,8 @@ TEST_CASE("paths, files, threads and strings come back by id") {
   CHECK(r.string(r.thread(3).comm) == "cat");
   CHECK(r.thread(3).fd_table == 2);
   const event& first_read = s.events[static_cast<size_t>(op::read)];
-  CHECK(r.file(first_read.file) == file_info{8, 1000 + static_cast<uint64_t>(op::read), 7, S_IFREG});
+  CHECK(r.file(first_read.file) ==
+        file_info{8, 1000 + static_cast<uint64_t>(op::read), 7, S_IFREG});
   CHECK_THROWS_AS(r.path(static_cast<path_id>(r.path_count() + 1)), trace_error);
 }
 
