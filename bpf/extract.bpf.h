@@ -152,6 +152,18 @@ static __always_inline __u32 extract__acl_mode(__u64 value, __u64 size) {
   return 1u << 31 | (head.owner.perm & 7) << 6 | (tail[0].perm & 7) << 3 | (tail[1].perm & 7);
 }
 
+/* The same for setxattrat, whose value and size are in a struct xattr_args. */
+static __always_inline __u32 extract__acl_mode_at(__u64 uargs) {
+  struct {
+    __u64 value;
+    __u32 size;
+    __u32 flags;
+  } a;
+
+  if (!uargs || bpf_probe_read_user(&a, sizeof(a), (void*)uargs)) return 0;
+  return extract__acl_mode(a.value, a.size);
+}
+
 /* Syscall arguments, in order, from the saved user registers. */
 static __always_inline void extract__args(struct pt_regs* regs, __u64* args) {
   args[0] = regs->di;

@@ -209,8 +209,10 @@ __noinline int exit_args(struct task_state* s, __u64 nr, __s64 ret, __u64 ts) {
   if (sc->str) {
     at = rec__len(&r);
     rec__user_str(&r, 2, arg_at(h->args, sc->str), FSRR_NAME_MAX);
-    if (sc->kind == FSRR_K_SETXATTR && rec__is_acl_name(&r, at)) {
-      acl = extract__acl_mode(h->args[2], h->args[3]);
+    if ((sc->kind == FSRR_K_SETXATTR || sc->kind == FSRR_K_SETXATTRAT) &&
+        rec__is_acl_name(&r, at)) {
+      acl = sc->kind == FSRR_K_SETXATTR ? extract__acl_mode(h->args[2], h->args[3])
+                                        : extract__acl_mode_at(h->args[4]);
       if (acl) rec__u64(&r, 1, acl & 0777);
     }
   }

@@ -18,16 +18,17 @@
 /* What the recorder must do specially for a syscall, beyond its descriptor fields. */
 enum fsrr_kind {
   FSRR_K_PLAIN = 0,
-  FSRR_K_OPEN,     /* result is a new fd: describe it and walk its path */
-  FSRR_K_DUP,      /* result is a new fd for the same file */
-  FSRR_K_FCNTL,    /* F_DUPFD* makes it a dup */
-  FSRR_K_CHDIR,    /* success changes the cwd: walk it */
-  FSRR_K_IOV,      /* sum the iovec lengths (arg 1, count arg 2) */
-  FSRR_K_IOCTL,    /* FICLONE/FICLONERANGE name a source fd */
-  FSRR_K_MMAP,     /* fd only when not anonymous */
-  FSRR_K_EXEC,     /* path comes from the exec record */
-  FSRR_K_SETXATTR, /* value arg 2, size arg 3: a POSIX ACL's mode bits are extracted */
-  FSRR_K_CLOSE,    /* close (fd0) or close_range: the fds are no longer described */
+  FSRR_K_OPEN,       /* result is a new fd: describe it and walk its path */
+  FSRR_K_DUP,        /* result is a new fd for the same file */
+  FSRR_K_FCNTL,      /* F_DUPFD* makes it a dup */
+  FSRR_K_CHDIR,      /* success changes the cwd: walk it */
+  FSRR_K_IOV,        /* sum the iovec lengths (arg 1, count arg 2) */
+  FSRR_K_IOCTL,      /* FICLONE/FICLONERANGE name a source fd */
+  FSRR_K_MMAP,       /* fd only when not anonymous */
+  FSRR_K_EXEC,       /* path comes from the exec record */
+  FSRR_K_SETXATTR,   /* value arg 2, size arg 3: a POSIX ACL's mode bits are extracted */
+  FSRR_K_CLOSE,      /* close (fd0) or close_range: the fds are no longer described */
+  FSRR_K_SETXATTRAT, /* as SETXATTR, value and size in the struct xattr_args at arg 4 */
 };
 
 /* Descriptor flags. */

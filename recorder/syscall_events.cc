@@ -64,6 +64,13 @@ void decode_times(op kind, std::span<const uint8_t> user, event& e) {
   }
 }
 
+// The argument setxattrat and getxattrat take value, size and flags in.
+struct xattr_args {
+  uint64_t value;
+  uint32_t size;
+  uint32_t flags;
+};
+
 bool is_write(op o) {
   return info(o).cls == op_class::write;
 }
@@ -644,6 +651,27 @@ void decoder::decode_other(syscall_ctx& c) {
     case op::fremovexattr:
       e.aux = name();
       break;
+    case op::setxattrat:
+    case op::getxattrat: {
+      e.aux = name(), e.flags = static_cast<uint32_t>(a[2]);
+      xattr_args x;
+      if (user_as(c.it.user, x)) e.size = x.size, e.flags |= x.flags;
+      if (const auto& acl = c.it.u64[1]) e.mode = acl_mode_present | static_cast<uint32_t>(*acl);
+      break;
+    }
+    case op::listxattrat:
+      e.flags = static_cast<uint32_t>(a[2]), e.size = a[4];
+      break;
+    case op::removexattrat:
+      e.aux = name(), e.flags = static_cast<uint32_t>(a[2]);
+      break;
+    case op::file_getattr:
+    case op::file_setattr: {
+      e.size = a[3], e.flags = static_cast<uint32_t>(a[4]);
+      uint64_t xflags;  // the first field of struct file_attr
+      if (e.kind == op::file_setattr && user_as(c.it.user, xflags)) e.aux = xflags;
+      break;
+    }
     default:
       break;
   }

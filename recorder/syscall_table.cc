@@ -9,6 +9,12 @@ namespace {
 
 // Newer than the kernel headers this builds against.
 constexpr int nr_fchmodat2 = 452;
+constexpr int nr_setxattrat = 463;
+constexpr int nr_getxattrat = 464;
+constexpr int nr_listxattrat = 465;
+constexpr int nr_removexattrat = 466;
+constexpr int nr_file_getattr = 468;
+constexpr int nr_file_setattr = 469;
 
 // Builds a capture descriptor; argument indexes are 0-based here, stored 1-based.
 struct cap {
@@ -63,8 +69,10 @@ struct cap {
   }
 };
 
-constexpr uint16_t stat_len = 120;   // struct stat, up to st_ctim
-constexpr uint16_t statx_len = 144;  // struct statx, up to stx_dev_minor
+constexpr uint16_t stat_len = 120;       // struct stat, up to st_ctim
+constexpr uint16_t statx_len = 144;      // struct statx, up to stx_dev_minor
+constexpr uint16_t xattr_args_len = 16;  // struct xattr_args
+constexpr uint16_t file_attr_len = 24;   // struct file_attr, version 0
 
 struct row {
   int nr;
@@ -149,6 +157,8 @@ const std::initializer_list<row> rows = {
     {__NR_utimes, op::utimes, cap().path(0).user(1, 32, false)},
     {__NR_futimesat, op::futimesat, cap().path(1, 0).user(2, 32, false)},
     {__NR_utimensat, op::utimensat, cap().path(1, 0).user(2, 32, false)},
+    {nr_file_getattr, op::file_getattr, cap().path(1, 0)},
+    {nr_file_setattr, op::file_setattr, cap().path(1, 0).user(2, file_attr_len, false)},
     // xattrs
     {__NR_setxattr, op::setxattr, cap().path(0).str(1).kind(FSRR_K_SETXATTR)},
     {__NR_lsetxattr, op::lsetxattr, cap().path(0).str(1).kind(FSRR_K_SETXATTR)},
@@ -162,6 +172,11 @@ const std::initializer_list<row> rows = {
     {__NR_removexattr, op::removexattr, cap().path(0).str(1)},
     {__NR_lremovexattr, op::lremovexattr, cap().path(0).str(1)},
     {__NR_fremovexattr, op::fremovexattr, cap().fd(0).str(1)},
+    {nr_setxattrat, op::setxattrat,
+     cap().path(1, 0).str(3).user(4, xattr_args_len, false).kind(FSRR_K_SETXATTRAT)},
+    {nr_getxattrat, op::getxattrat, cap().path(1, 0).str(3).user(4, xattr_args_len, false)},
+    {nr_listxattrat, op::listxattrat, cap().path(1, 0)},
+    {nr_removexattrat, op::removexattrat, cap().path(1, 0).str(3)},
     // fd table
     {__NR_dup, op::dup, cap().fd(0).kind(FSRR_K_DUP)},
     {__NR_dup2, op::dup2, cap().fd(0).kind(FSRR_K_DUP)},

@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -285,6 +286,53 @@ TEST_CASE("setting a POSIX ACL records its permission bits in mode", "[recorder]
   const event& dflt = t.one(op::lsetxattr, rec.dir + "/acl.d");
   CHECK(t.reader.string(static_cast<string_id>(dflt.aux)) == "system.posix_acl_default");
   CHECK(dflt.mode == (acl_mode_present | 0640));
+}
+
+TEST_CASE("the *xattrat and file_*attr calls record dirfd names, fds, names, sizes and flags",
+          "[recorder][xattr]") {
+  REQUIRE_RECORDING();
+  mode_recording rec("xattrat");
+  trace& t = *rec.t;
+  const std::string x = rec.dir + "/sub/x.txt", link = rec.dir + "/sub/x.link";
+  const event& open = t.one(op::openat, x);
+  const file_id file = open.file;
+  const auto name = [&](const event* e) { return t.reader.string(static_cast<string_id>(e->aux)); };
+
+  const auto sets = t.at(op::setxattrat, x);
+  REQUIRE(sets.size() == 3);
+  // relative to the dirfd of sub, XATTR_CREATE
+  CHECK((sets[0]->fd == -1 && name(sets[0]) == "user.a" && sets[0]->size == 5));
+  CHECK((sets[0]->flags == XATTR_CREATE && sets[0]->mode == 0 && sets[0]->result == 0));
+  // AT_EMPTY_PATH: the fd, and its file's path
+  CHECK((sets[1]->fd == open.result && sets[1]->file == file && name(sets[1]) == "user.c"));
+  CHECK((sets[1]->size == 3 && sets[1]->flags == AT_EMPTY_PATH && sets[1]->result == 0));
+  // a POSIX ACL's permission bits, as for setxattr
+  CHECK((name(sets[2]) == "system.posix_acl_access" && sets[2]->size == 28));
+  CHECK((sets[2]->mode == (acl_mode_present | 0640) && sets[2]->result == 0));
+  const event& on_link = t.one(op::setxattrat, link);
+  CHECK((name(&on_link) == "user.b" && on_link.flags == (AT_SYMLINK_NOFOLLOW | XATTR_CREATE)));
+  CHECK(on_link.result == -EPERM);
+
+  const event& get = t.one(op::getxattrat, link);  // followed, named as called
+  CHECK((name(&get) == "user.a" && get.size == 64 && get.flags == 0 && get.result == 5));
+  const event& list = t.one(op::listxattrat, x);
+  CHECK((list.file == file && list.size == 100 && list.flags == 0 && list.result == 7));
+  const auto removes = t.at(op::removexattrat, x);
+  REQUIRE(removes.size() == 2);
+  CHECK((removes[0]->fd == open.result && name(removes[0]) == "user.c"));
+  CHECK((removes[0]->flags == AT_EMPTY_PATH && removes[0]->result == 0));
+  CHECK((removes[1]->fd == -1 && name(removes[1]) == "user.none"));
+  CHECK((removes[1]->flags == 0 && removes[1]->result == -ENODATA));
+
+  const auto gets = t.at(op::file_getattr, x);
+  REQUIRE(gets.size() == 2);
+  CHECK((gets[0]->fd == -1 && gets[0]->size == 24 && gets[0]->flags == 0 && gets[0]->result == 0));
+  CHECK((gets[1]->fd == open.result && gets[1]->file == file && gets[1]->size == 24));
+  CHECK((gets[1]->flags == AT_EMPTY_PATH && gets[1]->result == 0));
+  const event& get_link = t.one(op::file_getattr, link);
+  CHECK((get_link.flags == AT_SYMLINK_NOFOLLOW && get_link.result == -EOPNOTSUPP));  // tmpfs
+  const event& fset = t.one(op::file_setattr, x);
+  CHECK((fset.size == 24 && fset.flags == 0 && fset.aux == 0x80 && fset.result == 0));
 }
 
 TEST_CASE("copy ops record the offset behind the pointer, -1 for NULL", "[recorder][copy]") {

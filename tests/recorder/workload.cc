@@ -38,8 +38,8 @@ void check(bool ok, const char* what) {
   if (!ok) die(what);
 }
 
-long sys(long nr, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0) {
-  return ::syscall(nr, a, b, c, d, e);
+long sys(long nr, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0, long f = 0) {
+  return ::syscall(nr, a, b, c, d, e, f);
 }
 
 // The operations the "known operations" test asserts on, in this order.
@@ -281,6 +281,67 @@ void acl() {
         "lsetxattr default");
 }
 
+// The *xattrat calls (Linux 6.13) and file_getattr/file_setattr (6.17), on names relative to a
+// directory fd, on a symlink not followed, and on an fd (AT_EMPTY_PATH).
+void xattrat() {
+  constexpr long nr_setxattrat = 463, nr_getxattrat = 464, nr_listxattrat = 465,
+                 nr_removexattrat = 466, nr_file_getattr = 468, nr_file_setattr = 469;
+  struct xattr_args {
+    uint64_t value;
+    uint32_t size;
+    uint32_t flags;
+  };
+  struct file_attr {
+    uint64_t xflags;
+    uint32_t extsize, nextents, projid, cowextsize;
+  };
+  check(::mkdir("sub", 0755) == 0, "sub");
+  const int f = ::open("sub/x.txt", O_CREAT | O_RDWR, 0644);
+  check(f >= 0 && ::symlink("x.txt", "sub/x.link") == 0, "x.txt, x.link");
+  const int d = ::open("sub", O_RDONLY | O_DIRECTORY);
+  check(d >= 0, "open sub");
+  const auto arg = [](const void* p) { return reinterpret_cast<long>(p); };
+  xattr_args set{reinterpret_cast<uint64_t>("hello"), 5, XATTR_CREATE};
+  check(sys(nr_setxattrat, d, arg("x.txt"), 0, arg("user.a"), arg(&set), sizeof set) == 0,
+        "setxattrat");
+  xattr_args get{reinterpret_cast<uint64_t>(buf), 64, 0};
+  check(sys(nr_getxattrat, d, arg("x.link"), 0, arg("user.a"), arg(&get), sizeof get) == 5,
+        "getxattrat through the link");
+  check(sys(nr_listxattrat, d, arg("x.txt"), 0, arg(buf), 100) == 7, "listxattrat");
+  // user.* xattrs are refused on a symlink itself
+  check(sys(nr_setxattrat, d, arg("x.link"), AT_SYMLINK_NOFOLLOW, arg("user.b"), arg(&set),
+            sizeof set) == -1 &&
+            errno == EPERM,
+        "setxattrat on the link");
+  xattr_args three{reinterpret_cast<uint64_t>("abc"), 3, 0};
+  check(
+      sys(nr_setxattrat, f, arg(""), AT_EMPTY_PATH, arg("user.c"), arg(&three), sizeof three) == 0,
+      "setxattrat AT_EMPTY_PATH");
+  check(sys(nr_removexattrat, f, arg(""), AT_EMPTY_PATH, arg("user.c")) == 0,
+        "removexattrat AT_EMPTY_PATH");
+  check(sys(nr_removexattrat, d, arg("x.txt"), 0, arg("user.none")) == -1 && errno == ENODATA,
+        "removexattrat missing");
+  // owner rw-, group r--, other ---
+  const uint32_t acl[7] = {2,          0x01 | 6u << 16, 0xffffffff, 0x04 | 4u << 16,
+                           0xffffffff, 0x20 | 0u << 16, 0xffffffff};
+  xattr_args acl_args{reinterpret_cast<uint64_t>(acl), sizeof acl, 0};
+  check(sys(nr_setxattrat, d, arg("x.txt"), 0, arg("system.posix_acl_access"), arg(&acl_args),
+            sizeof acl_args) == 0,
+        "setxattrat acl");
+  file_attr fa{};
+  check(sys(nr_file_getattr, d, arg("x.txt"), arg(&fa), sizeof fa, 0) == 0, "file_getattr");
+  fa.xflags = 0x80;  // FS_XFLAG_NODUMP
+  check(sys(nr_file_setattr, d, arg("x.txt"), arg(&fa), sizeof fa, 0) == 0, "file_setattr");
+  check(sys(nr_file_getattr, d, arg("x.link"), arg(&fa), sizeof fa, AT_SYMLINK_NOFOLLOW) == -1 &&
+            errno == EOPNOTSUPP,
+        "file_getattr on the link");
+  check(sys(nr_file_getattr, f, arg(""), arg(&fa), sizeof fa, AT_EMPTY_PATH) == 0 &&
+            fa.xflags == 0x80,
+        "file_getattr AT_EMPTY_PATH");
+  ::close(d);
+  ::close(f);
+}
+
 // sendfile, splice and copy_file_range, each with an offset pointer and with NULL.
 void copies() {
   const int in = ::open("in.dat", O_CREAT | O_RDWR | O_TRUNC, 0644);
@@ -365,9 +426,10 @@ void cost(int rounds) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr,
-                 "usage: fsrr_workload ops|child|hold|restart|loop "
-                 "SECONDS|invisible|burst|pseudo|acl|copies|churn SECONDS|cost ROUNDS DIR\n");
+    std::fprintf(
+        stderr,
+        "usage: fsrr_workload ops|child|hold|restart|loop "
+        "SECONDS|invisible|burst|pseudo|acl|copies|xattrat|churn SECONDS|cost ROUNDS DIR\n");
     return 2;
   }
   self = argv[0];
@@ -399,6 +461,8 @@ int main(int argc, char** argv) {
     acl();
   else if (mode == "copies")
     copies();
+  else if (mode == "xattrat")
+    xattrat();
   else if (mode == "churn" && argc == 4)
     churn(std::atoi(argv[2]));
   else if (mode == "cost" && argc == 4)
