@@ -150,6 +150,8 @@ class model {
       case op::removexattr:
       case op::lremovexattr:
       case op::fremovexattr:
+      case op::setxattrat:
+      case op::removexattrat:
         return xattr(e);
       default:
         return;
@@ -296,14 +298,15 @@ class model {
       grow(o, e.offset + static_cast<int64_t>(e.size));
   }
   void xattr(const event& e) {
-    const bool by_fd = has(e.kind, F_FD);
+    const bool by_fd = !has(e.kind, F_PATH) || e.fd >= 0;  // the f* calls, and AT_EMPTY_PATH
     auto o = by_fd ? file(e.file) : at(e.path);
     if (!o || !e.aux) return;
     o->touched = true;
     const std::string& name = r_.string(static_cast<string_id>(e.aux));
     auto& v = o->x.xattrs;
     std::erase_if(v, [&](const auto& a) { return a.first == name; });
-    const bool set = e.kind == op::setxattr || e.kind == op::lsetxattr || e.kind == op::fsetxattr;
+    const bool set = e.kind == op::setxattr || e.kind == op::lsetxattr || e.kind == op::fsetxattr ||
+                     e.kind == op::setxattrat;
     if (set) {
       v.emplace_back(name, static_cast<uint32_t>(e.size));
       std::sort(v.begin(), v.end());

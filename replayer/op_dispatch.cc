@@ -61,7 +61,8 @@ bool is_count_result(op k) {
       return true;
     default:
       return k == op::readlink || k == op::readlinkat || k == op::getxattr || k == op::lgetxattr ||
-             k == op::fgetxattr || k == op::listxattr || k == op::llistxattr || k == op::flistxattr;
+             k == op::fgetxattr || k == op::listxattr || k == op::llistxattr ||
+             k == op::flistxattr || k == op::getxattrat || k == op::listxattrat;
   }
 }
 

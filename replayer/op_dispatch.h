@@ -161,6 +161,7 @@ class op_runner {
   int64_t meta_op(const work_item& w);
   int64_t attr_op(const work_item& w);
   int64_t xattr_op(const work_item& w);
+  int64_t file_attr_op(const work_item& w);
   int64_t truncate_path(const work_item& w);
 
   int fd_of(handle_id h) const;

@@ -34,6 +34,8 @@ constexpr long nr_setxattrat = 463;
 constexpr long nr_getxattrat = 464;
 constexpr long nr_listxattrat = 465;
 constexpr long nr_removexattrat = 466;
+constexpr long nr_file_getattr = 468;
+constexpr long nr_file_setattr = 469;
 
 struct xattr_args {
   uint64_t value;
@@ -76,10 +78,22 @@ bool follows(const event& e) {
     case op::fchownat:
     case op::utimensat:
     case op::faccessat2:
+    case op::setxattrat:
+    case op::getxattrat:
+    case op::listxattrat:
+    case op::removexattrat:
+    case op::file_getattr:
+    case op::file_setattr:
       return !(e.flags & AT_SYMLINK_NOFOLLOW);
     default:
       return true;
   }
+}
+
+// The *xattrat ops, whose flags hold at_flags and the xattr flags (ops.def).
+bool xattrat_op(op k) {
+  return k == op::setxattrat || k == op::getxattrat || k == op::listxattrat ||
+         k == op::removexattrat;
 }
 
 // A generated ACL (entries {u16 tag, u16 perm, u32 id} after a 4-byte header) given the
@@ -280,6 +294,8 @@ int64_t op_runner::meta_op(const work_item& w) {
       const int flags = AT_EMPTY_PATH | static_cast<int>(e.flags & AT_EACCESS);
       return sys(::syscall(SYS_faccessat2, f.fd, "", static_cast<int>(e.mode), flags));
     }
+    case op::file_getattr:
+      return file_attr_op(w);
     case op::readlink:
     case op::readlinkat: {
       const int d = dir_fd(w.p1);
@@ -349,18 +365,52 @@ int64_t op_runner::attr_op(const work_item& w) {
       if (f.fd < 0) return f.fd;
       return sys(::utimensat(f.fd, "", ts, AT_EMPTY_PATH));
     }
+    case op::file_setattr:
+      return file_attr_op(w);
     default:
       return not_issued;
   }
 }
 
+// file_getattr; file_setattr sets the recorded fa_xflags over the target's other attributes
+// (extent size hints, project id), which the trace does not hold.
+int64_t op_runner::file_attr_op(const work_item& w) {
+  const event& e = w.ev;
+  const bool set = e.kind == op::file_setattr;
+  // Room for any usize the kernel reads (it refuses more than a page), zeros past the struct.
+  alignas(8) uint8_t attr[4096] = {};
+  auto call = [&](int d, const char* name, unsigned at_flags) -> int64_t {
+    const int64_t r = sys(::syscall(nr_file_getattr, d, name, attr, e.size, at_flags));
+    if (!set || r < 0) return r;
+    std::memcpy(attr, &e.aux, sizeof e.aux);  // fa_xflags
+    return sys(::syscall(nr_file_setattr, d, name, attr, e.size, at_flags));
+  };
+  if (on_fd(e)) {  // the recorded at_flags: an empty name acts on the fd or on nothing
+    const int fd = fd_of(w.fx.h1);
+    return fd < 0 ? -EBADF : call(fd, "", e.flags);
+  }
+  const bool follow = follows(e);
+  if (!follow) {
+    const int d = dir_fd(w.p1);
+    if (d >= 0) return call(d, w.p1->name(), AT_SYMLINK_NOFOLLOW);
+    if (d != -EBUSY) return d;
+  }
+  // Refused on the O_PATH fd itself (EBADF), as the xattr calls are: named through /proc.
+  owned_fd f{open_path(w.p1, O_PATH | (follow ? 0 : O_NOFOLLOW))};
+  if (f.fd < 0) return f.fd;
+  return call(AT_FDCWD, proc_fd(f.fd).c_str(), 0);
+}
+
 int64_t op_runner::xattr_op(const work_item& w) {
   const event& e = w.ev;
-  const bool by_fd = has(e.kind, F_FD);
+  const bool by_fd = !has(e.kind, F_PATH) || on_fd(e);  // the f* calls, and AT_EMPTY_PATH
   const char* xname = w.text ? w.text->c_str() : "";
-  const bool set = e.kind == op::setxattr || e.kind == op::lsetxattr || e.kind == op::fsetxattr;
-  const bool get = e.kind == op::getxattr || e.kind == op::lgetxattr || e.kind == op::fgetxattr;
-  const bool list = e.kind == op::listxattr || e.kind == op::llistxattr || e.kind == op::flistxattr;
+  const bool set = e.kind == op::setxattr || e.kind == op::lsetxattr || e.kind == op::fsetxattr ||
+                   e.kind == op::setxattrat;
+  const bool get = e.kind == op::getxattr || e.kind == op::lgetxattr || e.kind == op::fgetxattr ||
+                   e.kind == op::getxattrat;
+  const bool list = e.kind == op::listxattr || e.kind == op::llistxattr ||
+                    e.kind == op::flistxattr || e.kind == op::listxattrat;
   if (set) {  // a valid value where the kernel parses it (ACLs), as prepare
     const uint32_t size = static_cast<uint32_t>(std::min<uint64_t>(e.size, XATTR_SIZE_MAX));
     // An ACL's value depends only on its size and permission bits: one serves every file.
@@ -382,10 +432,36 @@ int64_t op_runner::xattr_op(const work_item& w) {
   const std::vector<uint8_t>& value = xattr_.value;
   const size_t n = std::min<uint64_t>(e.size, s_.sink.size());
   char* sink = reinterpret_cast<char*>(s_.sink.data());
-  const int xflags = static_cast<int>(e.flags);
+  const bool at = xattrat_op(e.kind);
+  const uint32_t xattr_bits = XATTR_CREATE | XATTR_REPLACE;
+  const int xflags = static_cast<int>(at ? e.flags & xattr_bits : e.flags);
+  // The *xattrat calls on a directory fd and a name; -ENOSYS on kernels before 6.13.
+  auto xattrat = [&](int d, const char* name, unsigned at_flags) -> int64_t {
+    if (!have_xattrat.load(std::memory_order_relaxed)) return -ENOSYS;
+    int64_t r;
+    if (set) {
+      xattr_args a{reinterpret_cast<uint64_t>(value.data()), static_cast<uint32_t>(value.size()),
+                   static_cast<uint32_t>(xflags)};
+      r = sys(::syscall(nr_setxattrat, d, name, at_flags, xname, &a, sizeof a));
+    } else if (get) {
+      xattr_args a{reinterpret_cast<uint64_t>(sink), static_cast<uint32_t>(n),
+                   static_cast<uint32_t>(xflags)};
+      r = sys(::syscall(nr_getxattrat, d, name, at_flags, xname, &a, sizeof a));
+    } else if (list) {
+      r = sys(::syscall(nr_listxattrat, d, name, at_flags, sink, n));
+    } else {
+      r = sys(::syscall(nr_removexattrat, d, name, at_flags, xname));
+    }
+    if (r == -ENOSYS) have_xattrat.store(false, std::memory_order_relaxed);
+    return r;
+  };
   if (by_fd) {
     const int fd = fd_of(w.fx.h1);
     if (fd < 0) return -EBADF;
+    if (at) {  // as recorded, at_flags included: an empty name acts on the fd or on nothing
+      const int64_t r = xattrat(fd, "", e.flags & ~xattr_bits);
+      if (r != -ENOSYS) return r;
+    }
     if (set) return sys(::fsetxattr(fd, xname, value.data(), value.size(), xflags));
     if (get) return sys(::fgetxattr(fd, xname, sink, n));
     if (list) return sys(::flistxattr(fd, sink, n));
@@ -410,22 +486,7 @@ int64_t op_runner::xattr_op(const work_item& w) {
   if (!follow && named && have_xattrat.load(std::memory_order_relaxed)) {
     const int d = dir_fd(w.p1);
     if (d < 0) return d;
-    const char* name = w.p1->name();
-    int64_t r;
-    if (set) {
-      xattr_args a{reinterpret_cast<uint64_t>(value.data()), static_cast<uint32_t>(value.size()),
-                   static_cast<uint32_t>(xflags)};
-      r = sys(::syscall(nr_setxattrat, d, name, AT_SYMLINK_NOFOLLOW, xname, &a, sizeof a));
-    } else if (get) {
-      xattr_args a{reinterpret_cast<uint64_t>(sink), static_cast<uint32_t>(n), 0};
-      r = sys(::syscall(nr_getxattrat, d, name, AT_SYMLINK_NOFOLLOW, xname, &a, sizeof a));
-    } else if (list) {
-      r = sys(::syscall(nr_listxattrat, d, name, AT_SYMLINK_NOFOLLOW, sink, n));
-    } else {
-      r = sys(::syscall(nr_removexattrat, d, name, AT_SYMLINK_NOFOLLOW, xname));
-    }
-    if (r != -ENOSYS) return r;
-    have_xattrat.store(false, std::memory_order_relaxed);
+    if (const int64_t r = xattrat(d, w.p1->name(), AT_SYMLINK_NOFOLLOW); r != -ENOSYS) return r;
   }
   // Otherwise the object opened confined and named through /proc, where the magic link lands
   // on the object itself: the xattr calls refuse the O_PATH fd as such (EBADF), the

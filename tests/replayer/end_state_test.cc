@@ -192,3 +192,48 @@ TEST_CASE("a file created by an open changes its directory's mtime, which is the
   CHECK_FALSE(s.at("/d").check_mtime);
   CHECK(s.at("/e").check_mtime);
 }
+
+TEST_CASE("the *xattrat calls shape the expected xattrs, an AT_EMPTY_PATH one on the fd's file") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.tree_file("/f", 10);
+    const file_id file = b.file(7);
+    event& o = b.next(t, op::openat, 3);
+    o.path = b.path("/f");
+    o.file = file;
+    o.flags = O_RDONLY;
+    event& mv = b.next(t, op::rename);
+    mv.path = b.path("/f");
+    mv.path2 = b.path("/g");
+    mv.file = file;
+    // on fd 3, whose recorded path is still the name it was opened by
+    auto on_fd = [&](op kind, const char* name, uint64_t size) {
+      event& e = b.next(t, kind);
+      e.fd = 3;
+      e.file = file;
+      e.path = b.path("/f");
+      e.flags = AT_EMPTY_PATH;
+      e.aux = b.str(name);
+      e.size = size;
+    };
+    event& a = b.next(t, op::setxattrat);
+    a.path = b.path("/g");
+    a.aux = b.str("user.a");
+    a.size = 5;
+    on_fd(op::setxattrat, "user.b", 300);
+    on_fd(op::setxattrat, "user.tmp", 1);
+    on_fd(op::removexattrat, "user.tmp", 0);
+    b.next(t, op::close).fd = 3;
+    b.finish();
+  }
+  trace_reader r(f.trace);
+  const expected_state s = expected_end_state(r);
+  CHECK(s.at("/f").absent);
+  CHECK(s.at("/g").check_xattrs);
+  CHECK(s.at("/g").xattrs ==
+        std::vector<std::pair<std::string, uint32_t>>{{"user.a", 5}, {"user.b", 300}});
+  CHECK(f.replay().mismatches == 0);
+  CHECK(check(f).empty());
+}
