@@ -380,6 +380,7 @@ int64_t op_runner::file_attr_op(const work_item& w) {
   // Room for any usize the kernel reads (it refuses more than a page), zeros past the struct.
   alignas(8) uint8_t attr[4096] = {};
   auto call = [&](int d, const char* name, unsigned at_flags) -> int64_t {
+    if (e.size > sizeof attr) return -E2BIG;  // what the kernel says; never past the buffer
     const int64_t r = sys(::syscall(nr_file_getattr, d, name, attr, e.size, at_flags));
     if (!set || r < 0) return r;
     std::memcpy(attr, &e.aux, sizeof e.aux);  // fa_xflags
