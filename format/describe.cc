@@ -10,7 +10,24 @@
 namespace fsrr {
 namespace {
 
-std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+// A name in quotes, JSON-escaped; a name that is not UTF-8 (Linux names are bytes, and a
+// trace may hold anything) gets its other bytes as \xNN, the way strace prints them.
+std::string quoted(const std::string& s) {
+  try {
+    return nlohmann::json(s).dump();
+  } catch (const nlohmann::json::type_error&) {
+    std::string q = "\"";
+    for (const unsigned char c : s) {
+      if (c == '"' || c == '\\')
+        q += fmt::format("\\{}", static_cast<char>(c));
+      else if (c >= 0x20 && c < 0x7f)
+        q += static_cast<char>(c);
+      else
+        q += fmt::format("\\x{:02x}", c);
+    }
+    return q + '"';
+  }
+}
 
 std::string errno_text(int64_t result) {
   if (result >= 0 || result < -4095) return fmt::format("{}", result);

@@ -140,7 +140,9 @@ void trace_reader::impl::read_header(const frame_ref& f) {
 void trace_reader::impl::read_footer(const frame_ref& f) {
   std::string why;
   if (f.offset + f.size != size) fail("footer does not end the file");
-  if (!container::open_skippable(bytes(f), true, footer_payload, why)) fail("footer: " + why);
+  std::span<const uint8_t> payload;
+  if (!container::open_skippable(bytes(f), true, payload, why)) fail("footer: " + why);
+  footer_payload.assign(payload.begin(), payload.end());
   flatbuffers::Verifier v(footer_payload.data(), footer_payload.size(), verifier_options());
   if (!v.VerifyBuffer<fb::Footer>("FSRF")) fail("footer: not a valid fsrr footer");
   footer = flatbuffers::GetRoot<fb::Footer>(footer_payload.data());

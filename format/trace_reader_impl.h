@@ -29,7 +29,9 @@ struct trace_reader::impl {
   header_info header;
   codec::op_map ops;
   std::vector<frame_ref> blocks;
-  std::span<const uint8_t> footer_payload;  // empty if the trace has no footer
+  // A copy of the footer's payload: in the mapped file it starts at any byte, and FlatBuffers
+  // reads its fields in place, aligned only relative to the buffer's start.
+  std::vector<uint8_t> footer_payload;  // empty if the trace has no footer
   const fb::Footer* footer = nullptr;
   std::string damage;
 
