@@ -284,15 +284,21 @@ void trace_reader::impl::check_ids(size_t i, const std::vector<event>& v) const 
       fail_block(i, fmt::format("thread {}: event refers to an unknown path or file", e.thread));
 }
 
+// A batch at a time: a group's count is bounded only by its op column, so decoding a whole
+// group at once would let a small hostile block (zeros compress well) claim ~100 bytes of
+// memory per byte of its columns.
 void trace_reader::impl::decode_chunk(size_t i, const fb::Chunk& c,
-                                      std::vector<std::vector<event>>& out,
+                                      const std::function<void(const event&)>& each,
                                       uint64_t& unknown) const {
-  std::string why;
+  std::vector<event> batch;
   for (size_t k = 0; c.threads() && k < c.threads()->size(); ++k) {
-    auto& v = out.emplace_back();
-    if (!codec::decode_group(group_of(i, *c.threads()->Get(k)), ops, v, unknown, why))
-      fail_block(i, why);
-    check_ids(i, v);
+    codec::group_decoder dec(group_of(i, *c.threads()->Get(k)), ops);
+    while (!dec.done()) {
+      batch.clear();
+      if (!dec.decode(batch, 4096, unknown)) fail_block(i, dec.error());
+      check_ids(i, batch);
+      for (const event& e : batch) each(e);
+    }
   }
 }
 
@@ -319,14 +325,10 @@ void trace_reader::impl::compute_summary() {
     sum.bytes_written = footer->bytes_written();
   } else {
     std::vector<uint8_t> buf;
-    std::vector<std::vector<event>> groups;
     for (size_t i = 0; i < blocks.size(); ++i) {
       const auto* b = load_block(i, buf);
       if (!b->chunk()) continue;
-      groups.clear();
-      decode_chunk(i, *b->chunk(), groups, sum.unknown_ops);
-      for (const auto& g : groups)
-        for (const auto& e : g) sum.add(e);
+      decode_chunk(i, *b->chunk(), [&](const event& e) { sum.add(e); }, sum.unknown_ops);
     }
   }
   sum.lost_events = lost;

@@ -2,6 +2,7 @@
 // event_stream.cc (the time-ordered merge of the events). Not part of the public API.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -68,7 +69,7 @@ struct trace_reader::impl {
   void apply_counters(size_t i, const fb::Counters& c);
   codec::group_input group_of(size_t i, const fb::ThreadEvents& g) const;
   void check_ids(size_t i, const std::vector<event>& v) const;
-  void decode_chunk(size_t i, const fb::Chunk& c, std::vector<std::vector<event>>& out,
+  void decode_chunk(size_t i, const fb::Chunk& c, const std::function<void(const event&)>& each,
                     uint64_t& unknown) const;
   void compute_summary();
 };

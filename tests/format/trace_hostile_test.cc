@@ -2,12 +2,16 @@
 // fuzzer (tests/fuzz) found. Each must give one clear trace_error (or, for a trace that is
 // merely unusual, the right answer), never a crash, a misread or a huge allocation.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <iterator>
 
 #include <catch2/catch.hpp>
+#include <flatbuffers/flatbuffers.h>
 
 #include "container.h"
 #include "describe.h"
@@ -15,6 +19,7 @@
 #include "temp_dir.h"
 #include "trace_error.h"
 #include "trace_framing.h"
+#include "trace_generated.h"
 #include "trace_reader.h"
 #include "trace_writer.h"
 
@@ -33,7 +38,7 @@ void spit(const std::string& p, const std::vector<uint8_t>& data) {
 }
 
 // Reads everything a user can ask for; returns the error line, or "" if there was none.
-[[maybe_unused]] std::string read_error(const std::string& path) {
+std::string read_error(const std::string& path) {
   try {
     trace_reader r(path);
     (void)r.summary();
@@ -45,6 +50,75 @@ void spit(const std::string& p, const std::vector<uint8_t>& data) {
   } catch (const trace_error& e) {
     return e.what();
   }
+}
+
+// A header whose only op (code 0) carries no fields: an event then takes one byte in each of
+// the op, gap, dur and result columns.
+std::vector<uint8_t> bare_header() {
+  flatbuffers::FlatBufferBuilder fbb;
+  const auto names = fbb.CreateVectorOfStrings({"read"});
+  const auto fields = fbb.CreateVector(std::vector<uint32_t>{0});
+  fb::HeaderBuilder h(fbb);
+  h.add_format_major(format_major);
+  h.add_op_names(names);
+  h.add_op_fields(fields);
+  fbb.Finish(h.Finish(), "FSRH");
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+// Block 0: the root path, thread 1 ("sh"), and `count` events of thread 1 whose four columns
+// hold `column_bytes` zeros each.
+std::vector<uint8_t> events_block(uint32_t count, size_t column_bytes) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const std::vector<uint8_t> zeros(column_bytes, 0);
+  const auto parent = fbb.CreateVector(std::vector<uint32_t>{0});
+  const auto name_len = fbb.CreateVector(std::vector<uint32_t>{0});
+  const auto string_len = fbb.CreateVector(std::vector<uint32_t>{2});
+  const auto string_bytes = fbb.CreateVector(std::vector<uint8_t>{'s', 'h'});
+  const auto one = fbb.CreateVector(std::vector<int32_t>{1});
+  const auto comm = fbb.CreateVector(std::vector<uint32_t>{1});
+  fb::DefsBuilder d(fbb);
+  d.add_path_first(1);
+  d.add_path_parent(parent);
+  d.add_path_name_len(name_len);
+  d.add_string_first(1);
+  d.add_string_len(string_len);
+  d.add_string_bytes(string_bytes);
+  d.add_thread_first(1);
+  d.add_thread_tid(one);
+  d.add_thread_pid(one);
+  d.add_thread_ppid(one);
+  d.add_thread_comm(comm);
+  d.add_thread_fd_table(comm);
+  const auto defs = d.Finish();
+  const auto col = [&] { return fbb.CreateVector(zeros); };
+  const auto op = col(), gap = col(), dur = col(), result = col();
+  fb::ThreadEventsBuilder t(fbb);
+  t.add_thread(1);
+  t.add_count(count);
+  t.add_op(op);
+  t.add_gap(gap);
+  t.add_dur(dur);
+  t.add_result(result);
+  const auto group = t.Finish();
+  const auto groups = fbb.CreateVector(std::vector{group});
+  fb::ChunkBuilder c(fbb);
+  c.add_events(count);
+  c.add_threads(groups);
+  const auto chunk = c.Finish();
+  fb::BlockBuilder b(fbb);
+  b.add_seq(0);
+  b.add_defs(defs);
+  b.add_chunk(chunk);
+  fbb.Finish(b.Finish(), "FSRB");
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+// A trace of the given payloads, framed as the fuzzer frames them.
+void write_payloads(const std::string& path, const std::vector<std::vector<uint8_t>>& records) {
+  std::vector<uint8_t> input{0};
+  for (const auto& r : records) fuzz::put_record(input, r);
+  spit(path, fuzz::frame_trace(input));
 }
 
 }  // namespace
@@ -94,4 +168,42 @@ TEST_CASE("a path name that is not UTF-8 is described with \\x escapes") {
   REQUIRE(s.next(e));
   CHECK(describe(r, e) ==
         R"(0.000001 [7] openat("/d/caf\xe9\"\\.txt", O_RDONLY, 0) = 3 <0.000000>)");
+}
+
+TEST_CASE("the summary of a trace without footer decodes a huge group a batch at a time") {
+  // It decoded each thread group whole: 8M one-byte events (a 32 MB block, 3 KB compressed)
+  // took 8M decoded events, ~800 MB. Under an address-space limit well below that, the
+  // summary must still come out right.
+  test::temp_dir dir;
+  const uint32_t n = 8u << 20;
+  write_payloads(dir / "t.trace", {bare_header(), events_block(n, n)});
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const rlim_t limit = static_cast<rlim_t>(pages) * ::sysconf(_SC_PAGESIZE) + (320ull << 20);
+    const rlimit rl{limit, limit};
+    int code = 3;
+    try {
+      if (::setrlimit(RLIMIT_AS, &rl) == 0) {
+        trace_reader r(dir / "t.trace");
+        code = r.summary().events == n ? 0 : 1;
+      }
+    } catch (const std::bad_alloc&) {
+      code = 2;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("a group claiming more events than its op column holds is refused") {
+  test::temp_dir dir;
+  write_payloads(dir / "t.trace", {bare_header(), events_block(4096 * 3 + 1, 4096 * 3)});
+  CHECK(read_error(dir / "t.trace") ==
+        dir / "t.trace" + ": block 0 at offset 108: event count exceeds its columns");
 }
