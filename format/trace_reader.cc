@@ -42,9 +42,13 @@ trace_reader::trace_reader(const std::string& path) : impl_(std::make_unique<imp
   impl_->open_file();
 }
 
-trace_reader::~trace_reader() {
-  if (impl_->map) ::munmap(const_cast<uint8_t*>(impl_->map), impl_->size);
-  if (impl_->fd >= 0) ::close(impl_->fd);
+trace_reader::~trace_reader() = default;
+
+// The impl owns the file, not the trace_reader: a constructor that throws (a rejected trace)
+// never runs ~trace_reader, and used to leak the descriptor and the mapping.
+trace_reader::impl::~impl() {
+  if (map) ::munmap(const_cast<uint8_t*>(map), size);
+  if (fd >= 0) ::close(fd);
 }
 
 void trace_reader::impl::open_file() {

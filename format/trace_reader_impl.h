@@ -49,6 +49,11 @@ struct trace_reader::impl {
   bool summary_ready = false;
   trace_summary sum;
 
+  impl() = default;
+  ~impl();  // unmaps and closes the file
+  impl(const impl&) = delete;
+  impl& operator=(const impl&) = delete;
+
   [[noreturn]] void fail(const std::string& what) const {
     throw trace_error(fmt::format("{}: {}", file_path, what));
   }

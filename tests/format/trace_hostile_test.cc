@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -206,4 +207,20 @@ TEST_CASE("a group claiming more events than its op column holds is refused") {
   write_payloads(dir / "t.trace", {bare_header(), events_block(4096 * 3 + 1, 4096 * 3)});
   CHECK(read_error(dir / "t.trace") ==
         dir / "t.trace" + ": block 0 at offset 108: event count exceeds its columns");
+}
+
+TEST_CASE("a rejected trace leaves no descriptor open") {
+  // The fuzzer ran out of descriptors: ~trace_reader, which closed the file, does not run when
+  // the constructor throws.
+  test::temp_dir dir;
+  auto header = bare_header();
+  header[header.size() - 4] ^= 0xff;  // not a valid header any more
+  write_payloads(dir / "t.trace", {header});
+  auto open_fds = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), {});
+  };
+  const auto before = open_fds();
+  for (int i = 0; i < 50; ++i)
+    CHECK(read_error(dir / "t.trace") == dir / "t.trace" + ": header: not a valid fsrr header");
+  CHECK(open_fds() == before);
 }
