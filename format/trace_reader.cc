@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -26,6 +27,32 @@ namespace {
 template <typename T>
 size_t len(const flatbuffers::Vector<T>* v) {
   return v ? v->size() : 0;
+}
+
+// The verifier checks a vector's length field for 4-byte alignment, not its elements: a
+// hostile buffer can put a vector of 8-byte values at 4 mod 8, and reading it in place is a
+// misaligned load. Buffers start 8-aligned (decompressed or copied), so this checks both.
+template <typename T>
+bool aligned(const flatbuffers::Vector<T>* v) {
+  using elem = std::remove_pointer_t<T>;
+  // An empty vector's data is never read, and the builder does not align it.
+  return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->Data()) % alignof(elem) == 0;
+}
+
+bool aligned(const fb::Block& b) {
+  const auto* d = b.defs();
+  const auto* t = b.tree();
+  const auto* c = b.counters();
+  return (!d || (aligned(d->file_dev()) && aligned(d->file_ino()))) &&
+         (!t || (aligned(t->size()) && aligned(t->allocated()) && aligned(t->atime_ns()) &&
+                 aligned(t->mtime_ns()) && aligned(t->ctime_ns()) &&
+                 aligned(t->extent_offset()) && aligned(t->extent_length()))) &&
+         (!c || (aligned(c->lost_count()) && aligned(c->nonfile_count()) &&
+                 aligned(c->clocks())));
+}
+
+bool aligned(const fb::Footer& f) {
+  return aligned(f.blocks()) && aligned(f.op_counts()) && aligned(f.nonfile_count());
 }
 
 flatbuffers::Verifier::Options verifier_options() {
@@ -150,6 +177,7 @@ void trace_reader::impl::read_footer(const frame_ref& f) {
   flatbuffers::Verifier v(footer_payload.data(), footer_payload.size(), verifier_options());
   if (!v.VerifyBuffer<fb::Footer>("FSRF")) fail("footer: not a valid fsrr footer");
   footer = flatbuffers::GetRoot<fb::Footer>(footer_payload.data());
+  if (!aligned(*footer)) fail("footer: a column of 8-byte values is misaligned");
   const auto* refs = footer->blocks();
   if (len(refs) != blocks.size()) fail("footer index disagrees with the blocks in the file");
   for (size_t i = 0; i < blocks.size(); ++i)
@@ -163,6 +191,7 @@ const fb::Block* trace_reader::impl::load_block(size_t i, std::vector<uint8_t>& 
   flatbuffers::Verifier v(buf.data(), buf.size(), verifier_options());
   if (!v.VerifyBuffer<fb::Block>("FSRB")) fail_block(i, "not a valid block");
   const auto* b = flatbuffers::GetRoot<fb::Block>(buf.data());
+  if (!aligned(*b)) fail_block(i, "a column of 8-byte values is misaligned");
   if (b->seq() != i) fail_block(i, fmt::format("sequence number {} out of place", b->seq()));
   return b;
 }

@@ -115,9 +115,30 @@ std::vector<uint8_t> events_block(uint32_t count, size_t column_bytes) {
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
 
+// A footer whose block index (a vector of 8-byte aligned structs) starts at 4 mod 8, which
+// the FlatBuffers verifier lets through: it checks only the length field's alignment.
+std::vector<uint8_t> misaligned_footer() {
+  for (int pad = 0; pad < 2; ++pad) {
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.StartVector(sizeof(fb::BlockRef) / 4, 4);  // aligned to 4 only
+    const fb::BlockRef ref(37, 100, 1, 0, 0, 0);
+    fbb.PushBytes(reinterpret_cast<const uint8_t*>(&ref), sizeof ref);
+    const flatbuffers::Offset<flatbuffers::Vector<const fb::BlockRef*>> refs(fbb.EndVector(1));
+    if (pad) fbb.CreateVector(std::vector<uint32_t>{7});
+    fb::FooterBuilder f(fbb);
+    f.add_blocks(refs);
+    fbb.Finish(f.Finish(), "FSRF");
+    std::vector<uint8_t> out(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+    const auto* v = flatbuffers::GetRoot<fb::Footer>(out.data())->blocks();
+    if ((reinterpret_cast<const uint8_t*>(v->Data()) - out.data()) % 8 == 4) return out;
+  }
+  return {};
+}
+
 // A trace of the given payloads, framed as the fuzzer frames them.
-void write_payloads(const std::string& path, const std::vector<std::vector<uint8_t>>& records) {
-  std::vector<uint8_t> input{0};
+void write_payloads(const std::string& path, const std::vector<std::vector<uint8_t>>& records,
+                    uint8_t flags = 0) {
+  std::vector<uint8_t> input{flags};
   for (const auto& r : records) fuzz::put_record(input, r);
   spit(path, fuzz::frame_trace(input));
 }
@@ -223,4 +244,14 @@ TEST_CASE("a rejected trace leaves no descriptor open") {
   for (int i = 0; i < 50; ++i)
     CHECK(read_error(dir / "t.trace") == dir / "t.trace" + ": header: not a valid fsrr header");
   CHECK(open_fds() == before);
+}
+
+TEST_CASE("a footer whose block index is misaligned is refused") {
+  // The verifier passed it and the reader read its BlockRefs at 4 mod 8 (UBSan).
+  test::temp_dir dir;
+  const auto footer = misaligned_footer();
+  REQUIRE(!footer.empty());
+  write_payloads(dir / "t.trace", {bare_header(), footer}, fuzz::flag_footer);
+  CHECK(read_error(dir / "t.trace") ==
+        dir / "t.trace" + ": footer: a column of 8-byte values is misaligned");
 }
