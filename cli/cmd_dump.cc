@@ -24,14 +24,14 @@ command add_dump(CLI::App& app) {
             std::string line;
             if (o->tree)
               for (const auto& t : r.tree()) {
-                line = o->json ? to_json(r, t).dump() : to_json(r, t).dump();
+                line = json_text(to_json(r, t));  // tree entries have no text form
                 line += '\n';
                 std::fwrite(line.data(), 1, line.size(), stdout);
               }
             auto events = r.events();
             event e;
             while (events.next(e)) {
-              line = o->json ? to_json(r, e).dump() : describe(r, e);
+              line = o->json ? json_text(to_json(r, e)) : describe(r, e);
               line += '\n';
               std::fwrite(line.data(), 1, line.size(), stdout);
             }

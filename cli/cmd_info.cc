@@ -19,7 +19,7 @@ command add_info(CLI::App& app) {
   return {sub, [o] {
             trace_reader r(o->file);
             if (o->json)
-              fmt::print("{}\n", info_json(r).dump(2));
+              fmt::print("{}\n", json_text(info_json(r), 2));
             else
               fmt::print("{}", info_text(r));
             return 0;

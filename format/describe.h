@@ -18,6 +18,12 @@ nlohmann::json to_json(trace_reader& trace, const tree_entry& e);
 
 std::string open_flags_text(uint32_t flags);
 
+// j as JSON text. Names in a trace are bytes: what is not UTF-8 becomes U+FFFD (JSON has no
+// way to carry raw bytes), never an exception.
+inline std::string json_text(const nlohmann::json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // `fsrr info`: the DESIGN.md keys (format_version, complete, duration_ns, events, lost_events,
 // ops, processes, threads, files, bytes_read, bytes_written, trace_bytes, tree) and more.
 nlohmann::json info_json(trace_reader& trace);

@@ -153,7 +153,7 @@ std::string report_json(const replay_report& r) {
   j["first_mismatches"] = std::move(first);
   if (s.timed) j["lateness_ns"] = quantiles(s.lateness);
   j["stopped"] = s.stopped.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.stopped);
-  return j.dump(2);
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);  // paths are bytes
 }
 
 void write_report_json(const replay_report& r, const std::string& path) {

@@ -23,7 +23,7 @@ expect() {
   fi
 }
 
-mkdir -p "$work/src/d" "$work/t1" "$work/t2"
+mkdir -p "$work/src/d" "$work/t1" "$work/t2" "$work/t3"
 echo data >"$work/src/d/f"
 ln -s f "$work/src/d/l"
 
@@ -52,6 +52,16 @@ expect 1 "--map 'nonsense': expected FROM=TO" -- "$fsrr" replay "$work/s.trace" 
 expect 1 "compress" -- "$fsrr" replay "$work/s.trace" "$work/t2" --data compress:0.5
 expect 1 "--report names the trace file itself" -- "$fsrr" replay "$work/s.trace" "$work/t2" --report "$work/s.trace"
 [[ -z $(ls -A "$work/t2") ]] || { echo "FAIL: a refused replay wrote into the target"; failures=$((failures + 1)); }
+
+# Names are bytes: one that is not UTF-8 is escaped in text and replaced in JSON, never an error.
+mkdir "$work/odd"
+touch "$work/odd/$(printf 'caf\xe9')"
+expect 0 "" -- "$fsrr" snapshot "$work/odd" -o "$work/odd.trace"
+[[ $("$fsrr" dump "$work/odd.trace" --tree --json | grep -c $'caf\xef\xbf\xbd"') == 1 ]] ||
+  { echo "FAIL: dump --json of a non-UTF-8 name"; failures=$((failures + 1)); }
+expect 0 "" -- "$fsrr" info "$work/odd.trace" --json
+expect 0 "" -- "$fsrr" replay "$work/odd.trace" "$work/t3" --no-progress
+[[ -f "$work/t3$work/odd/$(printf 'caf\xe9')" ]] || { echo "FAIL: replay of a non-UTF-8 name"; failures=$((failures + 1)); }
 
 head -c 100 "$work/s.trace" >"$work/cut.trace"
 expect 1 "header is cut short" -- "$fsrr" info "$work/cut.trace"
