@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 
 #include <cstring>
 
@@ -23,8 +24,27 @@ std::string comm_of(const char (&comm)[16]) {
 
 }  // namespace
 
+namespace {
+
+// CLOCK_REALTIME at a CLOCK_MONOTONIC time, from a pair of readings now.
+int64_t realtime_of(uint64_t monotonic_ns) {
+  timespec mono, real;
+  ::clock_gettime(CLOCK_MONOTONIC, &mono);
+  ::clock_gettime(CLOCK_REALTIME, &real);
+  const int64_t now_mono = int64_t(mono.tv_sec) * 1'000'000'000 + mono.tv_nsec;
+  const int64_t now_real = int64_t(real.tv_sec) * 1'000'000'000 + real.tv_nsec;
+  return now_real - (now_mono - int64_t(monotonic_ns));
+}
+
+}  // namespace
+
 decoder::decoder(trace_writer& w, uint64_t clock_base, mount_table mounts)
-    : w_(w), base_(clock_base), paths_(w), tree_(w, paths_), mounts_(std::move(mounts)) {}
+    : w_(w),
+      base_(clock_base),
+      real_base_(realtime_of(clock_base)),
+      paths_(w),
+      tree_(w, paths_),
+      mounts_(std::move(mounts)) {}
 
 void decoder::on_record(std::span<const uint8_t> record) {
   ++stats_.records;

@@ -1,5 +1,6 @@
 #include "initial_tree.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -88,6 +89,8 @@ void initial_tree::created(path_id p) {
   if (p == no_id || settled(p)) return;
   if (p >= known_.size()) known_.resize(p + 1024);
   known_[p] = 1;
+  if (p >= created_.size()) created_.resize(p + 1024);
+  created_[p] = 1;
   ensure_parents(p);
 }
 
@@ -99,13 +102,27 @@ void initial_tree::existed(path_id p, const observed* o, path_id where, uint32_t
   add(p, o, where, type_hint);
 }
 
-void initial_tree::settle_lookups(uint64_t ts) {
+void initial_tree::queue(path_id dir, uint64_t ts, pending kind) {
+  if (kind == pending::lookup) {
+    if (dir >= queued_.size()) queued_.resize(dir + 1024);
+    if (queued_[dir]) return;
+    queued_[dir] = 1;
+  }
+  pending_.push_back({dir, ts, kind});
+}
+
+void initial_tree::settle_pending(uint64_t ts, int64_t (*realtime)(const void*, uint64_t),
+                                  const void* ctx) {
   constexpr uint64_t delay = 1'000'000'000;
-  while (!lookups_.empty() && (ts == UINT64_MAX || lookups_.front().ts + delay < ts)) {
-    const path_id dir = lookups_.front().dir;
-    lookups_.pop_front();
-    queued_[dir] = 0;
-    settle_lookup(dir);
+  while (!pending_.empty() && (ts == UINT64_MAX || pending_.front().ts + delay < ts)) {
+    const queued q = pending_.front();
+    pending_.pop_front();
+    if (q.kind == pending::lookup) {
+      queued_[q.dir] = 0;
+      settle_lookup(q.dir);
+    } else {
+      settle_listing(q.dir, realtime(ctx, q.ts));
+    }
   }
 }
 
@@ -120,6 +137,39 @@ void initial_tree::settle_lookup(path_id dir) {
     }
     if (q == root_path) return;
   }
+}
+
+// An entry whose ctime (never earlier than its birth) or birth time is this much before the
+// read was there at the read: inode times come from a clock that ticks every few ms.
+void initial_tree::settle_listing(path_id dir, int64_t realtime_ns) {
+  constexpr int64_t slack = 20'000'000;
+  const int fd = ::open(paths_.str(dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return;
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return;
+  }
+  std::vector<std::string> names;
+  while (const dirent* de = ::readdir(d)) {
+    const std::string_view name = de->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
+  }
+  for (const std::string& name : names) {
+    const path_id p = paths_.child(dir, name);
+    if (settled(p)) continue;
+    struct statx stx;
+    if (::statx(::dirfd(d), name.c_str(), AT_SYMLINK_NOFOLLOW,
+                STATX_TYPE | STATX_CTIME | STATX_BTIME, &stx) != 0)
+      continue;
+    const auto ns = [](const statx_timestamp& t) {
+      return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+    };
+    const bool before = ns(stx.stx_ctime) + slack < realtime_ns ||
+                        ((stx.stx_mask & STATX_BTIME) && ns(stx.stx_btime) + slack < realtime_ns);
+    if (before) existed(p, nullptr, no_id, stx.stx_mode & S_IFMT);
+  }
+  ::closedir(d);
 }
 
 int initial_tree::dir_fd(path_id dir) {

@@ -7,6 +7,10 @@
 // the object when the event is processed, milliseconds later. Objects the workload removed
 // before then, or changed in their first touch (O_TRUNC, chmod), keep only what the event
 // says: pass --snapshot DIR for those.
+//
+// The workload also saw what it did not touch: the entries of a directory it listed, and the
+// directories a failed lookup searched. Those are settled a second of events later, once the
+// entries the workload touched or made itself are known.
 #pragma once
 
 #include <sys/types.h>
@@ -54,27 +58,40 @@ class initial_tree {
   // A lookup of `p` failed (ENOENT, ENOTDIR) at trace time `ts`: the directories above it
   // that existed were part of the tree the workload saw (a shell's PATH search, a config
   // file probed and not found), so that replay fails the same lookup the same way. Which
-  // directory that is gets settled a second of events later (settle_lookups), once the
+  // directory that is gets settled a second of events later (settle_pending), once the
   // workload had the time to show it made it itself. `skip(dir)`: never take it.
   template <typename Skip>
   void lookup_failed(path_id p, uint64_t ts, Skip skip) {
     if (p == no_id) return;
     const path_id dir = paths_.parent(p);
     if (dir == p || settled(dir) || skip(dir)) return;
-    if (dir >= queued_.size()) queued_.resize(dir + 1024);
-    if (queued_[dir]) return;
-    queued_[dir] = 1;
-    lookups_.push_back({dir, ts});
+    queue(dir, ts, pending::lookup);
   }
-  // Settles the failed lookups made before `ts` - 1 s; all of them with UINT64_MAX.
-  void settle_lookups(uint64_t ts);
+  // The workload read directory `dir` (getdents) at trace time `ts`: the entries it held
+  // then were part of the tree the workload saw, touched or not, so that replay lists the
+  // same names. Settled a second of events later, when the entries the workload touched
+  // (or made) are known; of the others, those whose ctime or birth time is clearly before
+  // the read are added.
+  void listed(path_id dir, uint64_t ts) {
+    if (dir == no_id || (dir < created_.size() && created_[dir])) return;
+    if (dir >= listed_.size()) listed_.resize(dir + 1024);
+    if (listed_[dir]) return;  // once: what a directory held before is what it held first
+    listed_[dir] = 1;
+    queue(dir, ts, pending::listing);
+  }
+  // Settles what was queued before `ts` - 1 s; all of it with UINT64_MAX. `realtime(ts)`:
+  // CLOCK_REALTIME ns at trace time ts, for comparing with inode times.
+  void settle_pending(uint64_t ts, int64_t (*realtime)(const void*, uint64_t), const void* ctx);
 
  private:
   bool settled(path_id p);  // known, or beneath a covered directory
   void ensure_parents(path_id p);
   void add(path_id p, const observed* o, path_id where, uint32_t type_hint);
   int dir_fd(path_id dir);
+  enum class pending : uint8_t { lookup, listing };
+  void queue(path_id dir, uint64_t ts, pending kind);
   void settle_lookup(path_id dir);
+  void settle_listing(path_id dir, int64_t realtime_ns);
 
   trace_writer& w_;
   path_table& paths_;
@@ -82,12 +99,15 @@ class initial_tree {
   std::set<path_id> covered_;
   std::map<std::pair<uint64_t, uint64_t>, uint32_t> link_groups_;
   uint32_t next_group_ = 0;
-  struct lookup {
+  struct queued {
     path_id dir;
     uint64_t ts;
+    pending kind;
   };
-  std::deque<lookup> lookups_;   // failed lookups, oldest first
-  std::vector<uint8_t> queued_;  // by path id: in lookups_
+  std::deque<queued> pending_;    // failed lookups and listings, oldest first
+  std::vector<uint8_t> queued_;   // by path id: a lookup in pending_
+  std::vector<uint8_t> listed_;   // by path id: a listing queued or done
+  std::vector<uint8_t> created_;  // by path id: made by the workload
   path_id open_dir_ = no_id;  // the directory dir_fd() holds open
   int open_dir_fd_ = -1;
 };

@@ -112,7 +112,7 @@ void decoder::emit(syscall_ctx& c) {
     tree_.lookup_failed(c.e.path, c.e.ts, skip);
     tree_.lookup_failed(c.e.path2, c.e.ts, skip);
   }
-  tree_.settle_lookups(c.e.ts);
+  tree_.settle_pending(c.e.ts, realtime_at, this);
   w_.append(c.e);
 }
 
@@ -570,6 +570,7 @@ void decoder::decode_other(syscall_ctx& c) {
     case op::getdents:
     case op::getdents64:
       e.size = a[2];
+      if (e.result > 0) tree_.listed(c.fd_path, e.ts);
       break;
     case op::ftruncate:
     case op::truncate:

@@ -266,3 +266,41 @@ TEST_CASE("a failed lookup puts the directories it searched in the initial tree"
   REQUIRE(t.at(op::newfstatat, d + "/later/x").size() == 1);
   CHECK(t.at(op::newfstatat, d + "/later/x")[0]->result == -ENOENT);
 }
+
+TEST_CASE("a directory the workload lists puts its entries in the initial tree",
+          "[recorder][tree]") {
+  REQUIRE_RECORDING();
+  test::temp_dir tmp;
+  REQUIRE(::mkdir((tmp / "d").c_str(), 0755) == 0);
+  REQUIRE(::mkdir((tmp / "d/sub").c_str(), 0700) == 0);
+  test::write_file(tmp / "d/a", 10);
+  test::write_file(tmp / "d/b", 20000);
+  REQUIRE(::symlink("a", (tmp / "d/l").c_str()) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // ctimes clearly before
+  char real[PATH_MAX];
+  REQUIRE(::realpath(tmp.path().c_str(), real));
+  const std::string d = std::string(real) + "/d";
+  recorder::record_options o;
+  o.output = tmp / "list.trace";
+  // Names only (ls -f: no stat), then one made after the listing, and a listing of a
+  // directory the workload made.
+  o.command = {"sh", "-c",
+               "ls -f " + d + " >/dev/null; touch " + d + "/new; mkdir " + d + "/made; touch " +
+                   d + "/made/x; ls -f " + d + "/made >/dev/null"};
+  REQUIRE(test::record(o).exit_status == 0);
+  test::trace t(o.output);
+  const tree_entry* b = t.tree_entry_at(d + "/b");
+  REQUIRE(b != nullptr);
+  CHECK(b->size == 20000);
+  CHECK(t.tree_entry_at(d + "/a") != nullptr);
+  const tree_entry* sub = t.tree_entry_at(d + "/sub");
+  REQUIRE(sub != nullptr);
+  CHECK(sub->mode == (S_IFDIR | 0700));
+  const tree_entry* l = t.tree_entry_at(d + "/l");
+  REQUIRE(l != nullptr);
+  CHECK(S_ISLNK(l->mode));
+  CHECK(t.tree_entry_at(d + "/new") == nullptr);  // the workload's
+  CHECK(t.tree_entry_at(d + "/made") == nullptr);
+  CHECK(t.tree_entry_at(d + "/made/x") == nullptr);
+  CHECK(t.all(op::getdents64).size() == 4);  // each listing, then its end
+}
