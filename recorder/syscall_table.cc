@@ -4,17 +4,10 @@
 
 #include <initializer_list>
 
+#include "syscall_nr.h"
+
 namespace fsrr::recorder {
 namespace {
-
-// Newer than the kernel headers this builds against.
-constexpr int nr_fchmodat2 = 452;
-constexpr int nr_setxattrat = 463;
-constexpr int nr_getxattrat = 464;
-constexpr int nr_listxattrat = 465;
-constexpr int nr_removexattrat = 466;
-constexpr int nr_file_getattr = 468;
-constexpr int nr_file_setattr = 469;
 
 // Builds a capture descriptor; argument indexes are 0-based here, stored 1-based.
 struct cap {
@@ -148,7 +141,7 @@ const std::initializer_list<row> rows = {
     {__NR_chmod, op::chmod, cap().path(0)},
     {__NR_fchmod, op::fchmod, cap().fd(0)},
     {__NR_fchmodat, op::fchmodat, cap().path(1, 0)},
-    {nr_fchmodat2, op::fchmodat2, cap().path(1, 0)},
+    {nr::fchmodat2, op::fchmodat2, cap().path(1, 0)},
     {__NR_chown, op::chown, cap().path(0)},
     {__NR_lchown, op::lchown, cap().path(0)},
     {__NR_fchown, op::fchown, cap().fd(0)},
@@ -157,8 +150,8 @@ const std::initializer_list<row> rows = {
     {__NR_utimes, op::utimes, cap().path(0).user(1, 32, false)},
     {__NR_futimesat, op::futimesat, cap().path(1, 0).user(2, 32, false)},
     {__NR_utimensat, op::utimensat, cap().path(1, 0).user(2, 32, false)},
-    {nr_file_getattr, op::file_getattr, cap().path(1, 0)},
-    {nr_file_setattr, op::file_setattr, cap().path(1, 0).user(2, file_attr_len, false)},
+    {nr::file_getattr, op::file_getattr, cap().path(1, 0)},
+    {nr::file_setattr, op::file_setattr, cap().path(1, 0).user(2, file_attr_len, false)},
     // xattrs
     {__NR_setxattr, op::setxattr, cap().path(0).str(1).kind(FSRR_K_SETXATTR)},
     {__NR_lsetxattr, op::lsetxattr, cap().path(0).str(1).kind(FSRR_K_SETXATTR)},
@@ -172,11 +165,11 @@ const std::initializer_list<row> rows = {
     {__NR_removexattr, op::removexattr, cap().path(0).str(1)},
     {__NR_lremovexattr, op::lremovexattr, cap().path(0).str(1)},
     {__NR_fremovexattr, op::fremovexattr, cap().fd(0).str(1)},
-    {nr_setxattrat, op::setxattrat,
+    {nr::setxattrat, op::setxattrat,
      cap().path(1, 0).str(3).user(4, xattr_args_len, false).kind(FSRR_K_SETXATTRAT)},
-    {nr_getxattrat, op::getxattrat, cap().path(1, 0).str(3).user(4, xattr_args_len, false)},
-    {nr_listxattrat, op::listxattrat, cap().path(1, 0)},
-    {nr_removexattrat, op::removexattrat, cap().path(1, 0).str(3)},
+    {nr::getxattrat, op::getxattrat, cap().path(1, 0).str(3).user(4, xattr_args_len, false)},
+    {nr::listxattrat, op::listxattrat, cap().path(1, 0)},
+    {nr::removexattrat, op::removexattrat, cap().path(1, 0).str(3)},
     // fd table
     {__NR_dup, op::dup, cap().fd(0).kind(FSRR_K_DUP)},
     {__NR_dup2, op::dup2, cap().fd(0).kind(FSRR_K_DUP)},

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "syscall_nr.h"
 #include "trace_error.h"
 
 namespace fsrr {
@@ -28,9 +29,6 @@ int64_t ns(const timespec& t) { return int64_t(t.tv_sec) * 1000000000 + t.tv_nse
 
 // listxattrat/getxattrat (Linux 6.13) name an entry relative to a directory fd; older
 // kernels fall back to the l*xattr calls on a /proc/self/fd path, which cost a procfs walk.
-constexpr long sys_getxattrat = 464;
-constexpr long sys_listxattrat = 465;
-
 struct xattr_args {
   uint64_t value;
   uint32_t size;
@@ -40,7 +38,7 @@ struct xattr_args {
 ssize_t list_names(int dirfd, const char* name, char* buf, size_t size) {
   static std::atomic<bool> at_calls{true};
   if (at_calls.load(std::memory_order_relaxed)) {
-    const long n = ::syscall(sys_listxattrat, dirfd, name, AT_SYMLINK_NOFOLLOW, buf, size);
+    const long n = ::syscall(nr::listxattrat, dirfd, name, AT_SYMLINK_NOFOLLOW, buf, size);
     if (n >= 0 || errno != ENOSYS) return n;
     at_calls.store(false, std::memory_order_relaxed);
   }
@@ -49,7 +47,7 @@ ssize_t list_names(int dirfd, const char* name, char* buf, size_t size) {
 
 ssize_t value_size(int dirfd, const char* name, const char* attr) {
   xattr_args args{0, 0, 0};
-  const long n = ::syscall(sys_getxattrat, dirfd, name, AT_SYMLINK_NOFOLLOW, attr, &args,
+  const long n = ::syscall(nr::getxattrat, dirfd, name, AT_SYMLINK_NOFOLLOW, attr, &args,
                            sizeof args);
   if (n >= 0 || errno != ENOSYS) return n;
   return ::lgetxattr(fmt::format("/proc/self/fd/{}/{}", dirfd, name).c_str(), attr, nullptr, 0);

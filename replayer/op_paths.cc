@@ -19,6 +19,7 @@
 
 #include "op_dispatch.h"
 #include "prepare.h"
+#include "syscall_nr.h"
 #include "xattr_value.h"
 
 namespace fsrr {
@@ -27,15 +28,6 @@ namespace {
 int64_t sys(int64_t r) {
   return r < 0 ? -errno : r;
 }
-
-// Not yet in bookworm's headers; the same numbers on every architecture.
-constexpr long nr_fchmodat2 = 452;
-constexpr long nr_setxattrat = 463;
-constexpr long nr_getxattrat = 464;
-constexpr long nr_listxattrat = 465;
-constexpr long nr_removexattrat = 466;
-constexpr long nr_file_getattr = 468;
-constexpr long nr_file_setattr = 469;
 
 struct xattr_args {
   uint64_t value;
@@ -323,14 +315,14 @@ int64_t op_runner::attr_op(const work_item& w) {
       int64_t r = -EOPNOTSUPP;
       const int d = dir_fd(w.p1);
       if (d >= 0)
-        r = sys(::syscall(nr_fchmodat2, d, w.p1->name(), e.mode, AT_SYMLINK_NOFOLLOW));
+        r = sys(::syscall(nr::fchmodat2, d, w.p1->name(), e.mode, AT_SYMLINK_NOFOLLOW));
       else if (d != -EBUSY)
         return d;
       if (r != -EOPNOTSUPP && r != -ENOSYS) return r;
       if (r == -EOPNOTSUPP && !follow && d >= 0) return r;  // a symlink's own mode
       owned_fd f{open_path(w.p1, O_PATH | (follow ? 0 : O_NOFOLLOW))};
       if (f.fd < 0) return f.fd;
-      r = sys(::syscall(nr_fchmodat2, f.fd, "", e.mode, AT_EMPTY_PATH));
+      r = sys(::syscall(nr::fchmodat2, f.fd, "", e.mode, AT_EMPTY_PATH));
       if (r == -ENOSYS) r = sys(::chmod(proc_fd(f.fd).c_str(), e.mode));
       return r;
     }
@@ -381,10 +373,10 @@ int64_t op_runner::file_attr_op(const work_item& w) {
   alignas(8) uint8_t attr[4096] = {};
   auto call = [&](int d, const char* name, unsigned at_flags) -> int64_t {
     if (e.size > sizeof attr) return -E2BIG;  // what the kernel says; never past the buffer
-    const int64_t r = sys(::syscall(nr_file_getattr, d, name, attr, e.size, at_flags));
+    const int64_t r = sys(::syscall(nr::file_getattr, d, name, attr, e.size, at_flags));
     if (!set || r < 0) return r;
     std::memcpy(attr, &e.aux, sizeof e.aux);  // fa_xflags
-    return sys(::syscall(nr_file_setattr, d, name, attr, e.size, at_flags));
+    return sys(::syscall(nr::file_setattr, d, name, attr, e.size, at_flags));
   };
   if (on_fd(e)) {  // the recorded at_flags: an empty name acts on the fd or on nothing
     const int fd = fd_of(w.fx.h1);
@@ -443,15 +435,15 @@ int64_t op_runner::xattr_op(const work_item& w) {
     if (set) {
       xattr_args a{reinterpret_cast<uint64_t>(value.data()), static_cast<uint32_t>(value.size()),
                    static_cast<uint32_t>(xflags)};
-      r = sys(::syscall(nr_setxattrat, d, name, at_flags, xname, &a, sizeof a));
+      r = sys(::syscall(nr::setxattrat, d, name, at_flags, xname, &a, sizeof a));
     } else if (get) {
       xattr_args a{reinterpret_cast<uint64_t>(sink), static_cast<uint32_t>(n),
                    static_cast<uint32_t>(xflags)};
-      r = sys(::syscall(nr_getxattrat, d, name, at_flags, xname, &a, sizeof a));
+      r = sys(::syscall(nr::getxattrat, d, name, at_flags, xname, &a, sizeof a));
     } else if (list) {
-      r = sys(::syscall(nr_listxattrat, d, name, at_flags, sink, n));
+      r = sys(::syscall(nr::listxattrat, d, name, at_flags, sink, n));
     } else {
-      r = sys(::syscall(nr_removexattrat, d, name, at_flags, xname));
+      r = sys(::syscall(nr::removexattrat, d, name, at_flags, xname));
     }
     if (r == -ENOSYS) have_xattrat.store(false, std::memory_order_relaxed);
     return r;

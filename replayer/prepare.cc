@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "syscall_nr.h"
 #include "xattr_value.h"
 
 namespace fsrr {
@@ -23,7 +24,6 @@ namespace {
 constexpr size_t io_block = 1 << 20;
 constexpr mode_t default_dir_mode = 0755;
 constexpr size_t batch = 256;  // entries a worker claims at a time
-constexpr long sys_fchmodat2 = 452;
 
 timespec to_timespec(int64_t ns) {
   return {static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
@@ -198,7 +198,7 @@ class worker {
       const int fd = ::openat(parent, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
       if (fd >= 0) {
         if (opt_.owners) ::fchownat(fd, "", e.uid, e.gid, AT_EMPTY_PATH);
-        ::syscall(sys_fchmodat2, fd, "", e.mode & 07777, AT_EMPTY_PATH);
+        ::syscall(nr::fchmodat2, fd, "", e.mode & 07777, AT_EMPTY_PATH);
         const timespec t[2] = {to_timespec(e.atime_ns), to_timespec(e.mtime_ns)};
         ::utimensat(fd, "", t, AT_EMPTY_PATH);
         ::close(fd);
