@@ -139,8 +139,10 @@ void initial_tree::settle_lookup(path_id dir) {
   }
 }
 
-// An entry whose ctime (never earlier than its birth) or birth time is this much before the
-// read was there at the read: inode times come from a clock that ticks every few ms.
+// An entry whose ctime is clearly before the read was there at the read, unchanged since
+// (ctime is never earlier than birth; inode times tick every few ms). One changed since is
+// left to the workload's own touches, which say what it was before: a snapshot now might
+// show the change.
 void initial_tree::settle_listing(path_id dir, int64_t realtime_ns) {
   constexpr int64_t slack = 20'000'000;
   const int fd = ::open(paths_.str(dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
@@ -158,16 +160,10 @@ void initial_tree::settle_listing(path_id dir, int64_t realtime_ns) {
   for (const std::string& name : names) {
     const path_id p = paths_.child(dir, name);
     if (settled(p)) continue;
-    struct statx stx;
-    if (::statx(::dirfd(d), name.c_str(), AT_SYMLINK_NOFOLLOW,
-                STATX_TYPE | STATX_CTIME | STATX_BTIME, &stx) != 0)
-      continue;
-    const auto ns = [](const statx_timestamp& t) {
-      return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-    };
-    const bool before = ns(stx.stx_ctime) + slack < realtime_ns ||
-                        ((stx.stx_mask & STATX_BTIME) && ns(stx.stx_btime) + slack < realtime_ns);
-    if (before) existed(p, nullptr, no_id, stx.stx_mode & S_IFMT);
+    struct stat st;
+    if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    const int64_t ctime = int64_t(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
+    if (ctime + slack < realtime_ns) existed(p, nullptr, no_id, st.st_mode & S_IFMT);
   }
   ::closedir(d);
 }

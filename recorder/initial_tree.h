@@ -70,8 +70,8 @@ class initial_tree {
   // The workload read directory `dir` (getdents) at trace time `ts`: the entries it held
   // then were part of the tree the workload saw, touched or not, so that replay lists the
   // same names. Settled a second of events later, when the entries the workload touched
-  // (or made) are known; of the others, those whose ctime or birth time is clearly before
-  // the read are added.
+  // (or made) are known; of the others, those unchanged since well before the read (ctime)
+  // are added.
   void listed(path_id dir, uint64_t ts) {
     if (dir == no_id || (dir < created_.size() && created_[dir])) return;
     if (dir >= listed_.size()) listed_.resize(dir + 1024);
