@@ -162,6 +162,7 @@ void initial_tree::settle_listing(path_id dir, int64_t realtime_ns) {
     if (settled(p)) continue;
     struct stat st;
     if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) continue;  // devices are never replayed
     const int64_t ctime = int64_t(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
     if (ctime + slack < realtime_ns) existed(p, nullptr, no_id, st.st_mode & S_IFMT);
   }
