@@ -22,10 +22,6 @@ std::string comm_of(const char (&comm)[16]) {
   return std::string(comm, ::strnlen(comm, 16));
 }
 
-}  // namespace
-
-namespace {
-
 // CLOCK_REALTIME at a CLOCK_MONOTONIC time, from a pair of readings now.
 int64_t realtime_of(uint64_t monotonic_ns) {
   timespec mono, real;
@@ -41,9 +37,8 @@ int64_t realtime_of(uint64_t monotonic_ns) {
 decoder::decoder(trace_writer& w, uint64_t clock_base, mount_table mounts)
     : w_(w),
       base_(clock_base),
-      real_base_(realtime_of(clock_base)),
       paths_(w),
-      tree_(w, paths_),
+      tree_(w, paths_, realtime_of(clock_base)),
       mounts_(std::move(mounts)) {}
 
 void decoder::on_record(std::span<const uint8_t> record) {

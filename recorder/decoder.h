@@ -37,7 +37,7 @@ class decoder {
 
   void on_record(std::span<const uint8_t> record);
   // The recording is over: what is still pending goes to the trace.
-  void finish() { tree_.settle_pending(UINT64_MAX, realtime_at, this); }
+  void finish() { tree_.settle_pending(UINT64_MAX); }
 
   path_table& paths() { return paths_; }
   initial_tree& tree() { return tree_; }
@@ -143,14 +143,8 @@ class decoder {
   // builds a string key for each lookup.
   string_id name_id(std::string_view name);
 
-  // CLOCK_REALTIME ns at trace time `ts` (ctx: the decoder), for initial_tree.
-  static int64_t realtime_at(const void* ctx, uint64_t ts) {
-    return static_cast<const decoder*>(ctx)->real_base_ + static_cast<int64_t>(ts);
-  }
-
   trace_writer& w_;
   uint64_t base_;
-  int64_t real_base_;  // CLOCK_REALTIME ns at trace time 0
   path_table paths_;
   fd_tables fds_;
   initial_tree tree_;

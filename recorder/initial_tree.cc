@@ -48,7 +48,8 @@ void overlay(tree_entry& e, const observed& o) {
 
 }  // namespace
 
-initial_tree::initial_tree(trace_writer& w, path_table& paths) : w_(w), paths_(paths) {}
+initial_tree::initial_tree(trace_writer& w, path_table& paths, int64_t realtime_base)
+    : w_(w), paths_(paths), realtime_base_(realtime_base) {}
 
 initial_tree::~initial_tree() {
   if (open_dir_fd_ >= 0) ::close(open_dir_fd_);
@@ -111,8 +112,7 @@ void initial_tree::queue(path_id dir, uint64_t ts, pending kind) {
   pending_.push_back({dir, ts, kind});
 }
 
-void initial_tree::settle_pending(uint64_t ts, int64_t (*realtime)(const void*, uint64_t),
-                                  const void* ctx) {
+void initial_tree::settle_pending(uint64_t ts) {
   constexpr uint64_t delay = 1'000'000'000;
   while (!pending_.empty() && (ts == UINT64_MAX || pending_.front().ts + delay < ts)) {
     const queued q = pending_.front();
@@ -121,7 +121,7 @@ void initial_tree::settle_pending(uint64_t ts, int64_t (*realtime)(const void*, 
       queued_[q.dir] = 0;
       settle_lookup(q.dir);
     } else {
-      settle_listing(q.dir, realtime(ctx, q.ts));
+      settle_listing(q.dir, realtime_base_ + static_cast<int64_t>(q.ts));
     }
   }
 }

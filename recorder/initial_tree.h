@@ -44,7 +44,8 @@ struct observed {
 
 class initial_tree {
  public:
-  initial_tree(trace_writer& w, path_table& paths);
+  // `realtime_base`: CLOCK_REALTIME ns at trace time 0, for comparing with inode times.
+  initial_tree(trace_writer& w, path_table& paths, int64_t realtime_base);
   ~initial_tree();
 
   // Directories snapshotted up front (--snapshot): nothing beneath them is added again.
@@ -79,9 +80,8 @@ class initial_tree {
     listed_[dir] = 1;
     queue(dir, ts, pending::listing);
   }
-  // Settles what was queued before `ts` - 1 s; all of it with UINT64_MAX. `realtime(ts)`:
-  // CLOCK_REALTIME ns at trace time ts, for comparing with inode times.
-  void settle_pending(uint64_t ts, int64_t (*realtime)(const void*, uint64_t), const void* ctx);
+  // Settles what was queued before `ts` - 1 s; all of it with UINT64_MAX.
+  void settle_pending(uint64_t ts);
 
  private:
   bool settled(path_id p);  // known, or beneath a covered directory
@@ -95,6 +95,7 @@ class initial_tree {
 
   trace_writer& w_;
   path_table& paths_;
+  int64_t realtime_base_;
   std::vector<uint8_t> known_;  // by path id
   std::set<path_id> covered_;
   std::map<std::pair<uint64_t, uint64_t>, uint32_t> link_groups_;

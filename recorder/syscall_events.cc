@@ -112,7 +112,7 @@ void decoder::emit(syscall_ctx& c) {
     tree_.lookup_failed(c.e.path, c.e.ts, skip);
     tree_.lookup_failed(c.e.path2, c.e.ts, skip);
   }
-  tree_.settle_pending(c.e.ts, realtime_at, this);
+  tree_.settle_pending(c.e.ts);
   w_.append(c.e);
 }
 
