@@ -10,28 +10,6 @@
 namespace fsrr::recorder {
 namespace {
 
-// What an entry looks like when only the event describes the object.
-tree_entry from_observed(path_id p, const observed* o, uint32_t type_hint) {
-  tree_entry e;
-  e.path = p;
-  if (o && (o->mode & S_IFMT)) {
-    e.mode = o->mode;
-    e.size = o->size;
-    e.allocated = o->blocks * 512;
-    if (o->full) {
-      e.uid = o->uid;
-      e.gid = o->gid;
-      e.nlink = o->nlink;
-      e.atime_ns = o->atime_ns;
-      e.mtime_ns = o->mtime_ns;
-      e.ctime_ns = o->ctime_ns;
-    }
-  } else {
-    e.mode = (type_hint ? type_hint : S_IFREG) | ((type_hint == S_IFDIR) ? 0755 : 0644);
-  }
-  return e;
-}
-
 // The event's view wins over a later look at the same object.
 void overlay(tree_entry& e, const observed& o) {
   e.mode = o.mode;
@@ -44,6 +22,19 @@ void overlay(tree_entry& e, const observed& o) {
   e.atime_ns = o.atime_ns;
   e.mtime_ns = o.mtime_ns;
   e.ctime_ns = o.ctime_ns;
+}
+
+// What an entry looks like when only the event describes the object.
+tree_entry from_observed(path_id p, const observed* o, uint32_t type_hint) {
+  tree_entry e;
+  e.path = p;
+  if (o && (o->mode & S_IFMT)) {
+    overlay(e, *o);
+    e.allocated = o->blocks * 512;  // 0 unless the event told
+  } else {
+    e.mode = (type_hint ? type_hint : S_IFREG) | ((type_hint == S_IFDIR) ? 0755 : 0644);
+  }
+  return e;
 }
 
 }  // namespace
