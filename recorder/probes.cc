@@ -50,12 +50,6 @@ int print_libbpf(enum libbpf_print_level level, const char* format, va_list args
   return 0;
 }
 
-int on_sample(void* ctx, void* data, size_t size) {
-  auto* sink = static_cast<record_sink*>(ctx);
-  (*sink)({static_cast<const uint8_t*>(data), size});
-  return 0;
-}
-
 [[noreturn]] void fail(const std::string& what, int err) {
   std::string msg = fmt::format("{}: {}", what, std::strerror(err));
   if (err == EPERM || err == EACCES) msg += " (fsrr record needs root: CAP_BPF and CAP_PERFMON)";
@@ -167,17 +161,11 @@ probes::probes(const probe_options& options, record_sink sink) : sink_(std::move
                                   log.empty() ? "" : "\n" + log.substr(cut)));
   }
   load_log = nullptr;
-  rb_ = ring_buffer__new(bpf_map__fd(bpf_.events), on_sample, &sink_, nullptr);
-  if (!rb_) {
-    const int err = errno;
-    destroy();
-    fail("cannot map the ring buffer", err);
-  }
+  ring_bytes_ = options.ring_bytes;
 }
 
 probes::~probes() {
   detach();
-  if (rb_) ring_buffer__free(rb_);
   destroy();
 }
 
@@ -216,13 +204,8 @@ void probes::detach() {
   attached_ = false;
 }
 
-int probes::epoll_fd() const {
-  return ring_buffer__epoll_fd(rb_);
-}
-
-size_t probes::drain() {
-  const int n = ring_buffer__consume(rb_);
-  return n > 0 ? static_cast<size_t>(n) : 0;
+int probes::ring_fd() const {
+  return bpf_map__fd(bpf_.events);
 }
 
 std::vector<uint64_t> probes::counter(uint32_t which) const {

@@ -13,7 +13,6 @@ struct bpf_map;
 struct bpf_object_open_opts;
 struct bpf_object_skeleton;
 struct bpf_program;
-struct ring_buffer;
 
 namespace fsrr::recorder {
 
@@ -24,7 +23,7 @@ struct probe_options {
   bool portable = false;              // the CO-RE build even where the exact one fits (tests)
 };
 
-// Receives each record, in ring-buffer order. The bytes are valid during the call only.
+// Receives a record. The bytes are valid during the call only.
 using record_sink = std::function<void(std::span<const uint8_t>)>;
 
 class probes {
@@ -41,8 +40,8 @@ class probes {
   void attach();
   void detach();  // idempotent; in-flight programs have finished when it returns
 
-  int epoll_fd() const;  // readable when the ring buffer wants draining
-  size_t drain();        // consumes everything available; returns the records seen
+  int ring_fd() const;  // the ring buffer map (pollable; see drain.h)
+  uint64_t ring_size() const { return ring_bytes_; }
 
   // Per-CPU totals of an fsrr_counter, indexed by CPU.
   std::vector<uint64_t> counter(uint32_t which) const;
@@ -71,8 +70,8 @@ class probes {
 
   handles bpf_;
   bool exact_ = false;
-  ring_buffer* rb_ = nullptr;
-  record_sink sink_;
+  uint64_t ring_bytes_ = 0;
+  record_sink sink_;  // what read_open_files() finds
   bool attached_ = false;
 };
 

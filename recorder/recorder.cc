@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "decoder.h"
+#include "drain.h"
 #include "fsrr.h"
 #include "host_header.h"
 #include "launcher.h"
@@ -32,7 +33,7 @@
 namespace fsrr::recorder {
 namespace {
 
-constexpr int poll_ms = 10;                           // ring buffer drained at least this often
+constexpr int poll_ms = 10;                           // decoder looks at least this often
 constexpr uint64_t clock_pair_ns = 5'000'000'000ull;  // realtime calibration
 constexpr uint64_t grace_ns = 2'000'000'000ull;       // after forwarding a stop signal
 
@@ -140,6 +141,7 @@ class recording {
     if (!o_.command.empty()) cmd_.emplace(o_.command);
     bpf_.emplace(probe_options{o_.all, ring_bytes, !o_.pids.empty(), o_.portable_bpf},
                  [this](std::span<const uint8_t> r) { dec_.on_record(r); });
+    drain_.emplace(bpf_->ring_fd(), bpf_->ring_size(), o_.queue_bytes);
     if (cmd_ && !bpf_->trace_thread(cmd_->pid()))
       throw trace_error("the command vanished before it ran");
     for (pid_t p : o_.pids) {
@@ -156,6 +158,7 @@ class recording {
       snapshot_tree(writer_, real);
     }
     if (!o_.pids.empty()) bpf_->read_open_files(o_.pids);  // fds open before recording
+    drain_->start();
     bpf_->attach();
     for (pid_t p : o_.pids)  // threads started between the listing and the attach
       for (pid_t t : threads_of(p)) bpf_->trace_thread(t);
@@ -167,7 +170,7 @@ class recording {
   void follow(stop_signals& signals) {
     fd_set_owner ep;
     ep.fds.push_back(::epoll_create1(EPOLL_CLOEXEC));
-    for (int fd : {bpf_->epoll_fd(), signals.fd(), cmd_ ? cmd_->pidfd() : -1}) {
+    for (int fd : {drain_->ready_fd(), signals.fd(), cmd_ ? cmd_->pidfd() : -1}) {
       if (fd < 0) continue;
       epoll_event ev{};
       ev.events = EPOLLIN;
@@ -178,7 +181,7 @@ class recording {
     for (;;) {
       epoll_event evs[4];
       ::epoll_wait(ep.fds[0], evs, 4, poll_ms);
-      bpf_->drain();
+      decode();
       peak_tracked_ = std::max<uint64_t>(peak_tracked_, dec_.tracked());
       const uint64_t now = now_ns(CLOCK_MONOTONIC);
       writer_.flush_if_due(dec_.trace_time(now));  // a killed recorder loses at most ~1 s
@@ -204,7 +207,8 @@ class recording {
 
   record_result stop() {
     bpf_->detach();  // no program runs after this; what they sent is in the ring buffer
-    bpf_->drain();
+    drain_->stop();
+    decode();
     dec_.finish();
     const uint64_t end = now_ns(CLOCK_MONOTONIC);
     const auto lost = bpf_->counter(FSRR_C_LOST);
@@ -233,16 +237,23 @@ class recording {
     res.interrupted = interrupted_;
     res.peak_tracked = std::max<uint64_t>(peak_tracked_, dec_.tracked());
     res.exact_bpf = bpf_->exact();
+    res.peak_queued = drain_->stats().peak_queued;
+    drain_.reset();
     bpf_.reset();  // the programs and maps go now, leave_for_exit or not
     return res;
   }
 
  private:
+  void decode() {
+    drain_->take([this](std::span<const uint8_t> r) { dec_.on_record(r); });
+  }
+
   const record_options& o_;
   trace_writer writer_;
   decoder dec_;
   std::optional<held_command> cmd_;
   std::optional<probes> bpf_;
+  std::optional<drain> drain_;
   fd_set_owner pidfds_;
   uint64_t start_ = 0;
   uint64_t peak_tracked_ = 0;

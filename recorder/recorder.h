@@ -18,6 +18,7 @@ struct record_options {
   bool all = false;                        // every process but the recorder
   std::vector<std::string> snapshot_dirs;  // snapshotted whole before the workload runs
   uint64_t ring_bytes = 16ull << 20;       // rounded up to a power of two
+  uint64_t queue_bytes = 256ull << 20;     // drained records waiting for the decoder, at most
   bool strict = false;                     // any lost event is a failure
   bool overwrite = false;
   // The caller exits right after: what the recording built up to follow the workload (a
@@ -42,6 +43,7 @@ struct record_result {
   bool interrupted = false;   // stopped by SIGINT/SIGTERM
   uint64_t peak_tracked = 0;  // most objects (tasks, inodes, fds, paths) held at once
   bool exact_bpf = false;     // the BPF build for this very kernel was loaded (not CO-RE)
+  uint64_t peak_queued = 0;   // most drained bytes waiting for the decoder at once
 };
 
 // Throws trace_error for what prevents recording (no BTF, not root, output exists, ...).

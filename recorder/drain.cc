@@ -1,0 +1,168 @@
+#include "drain.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "trace_error.h"
+
+namespace fsrr::recorder {
+namespace {
+
+constexpr int wait_ms = 10;  // the ring is looked at this often even if nobody wakes us
+
+int checked(int fd, const char* what) {
+  if (fd < 0) throw trace_error(fmt::format("{}: {}", what, std::strerror(errno)));
+  return fd;
+}
+
+}  // namespace
+
+drain::drain(int ring_fd, uint64_t ring_size, uint64_t budget,
+             std::function<void(uint64_t)> after_pass)
+    : ring_(ring_fd, ring_size),
+      budget_(std::max<uint64_t>(budget, 2 * slab_bytes)),
+      after_pass_(std::move(after_pass)),
+      ring_fd_(ring_fd) {
+  epoll_fd_ = checked(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1");
+  wake_fd_ = checked(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd");
+  ready_fd_ = checked(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd");
+  for (int fd : {ring_fd_, wake_fd_}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) checked(-1, "epoll_ctl");
+  }
+}
+
+drain::~drain() {
+  if (thread_.joinable()) stop();
+  for (int fd : {epoll_fd_, wake_fd_, ready_fd_})
+    if (fd >= 0) ::close(fd);
+}
+
+void drain::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void drain::stop() {
+  if (!thread_.joinable()) return;
+  stopping_.store(true);
+  const uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
+  room_.notify_all();
+  thread_.join();
+}
+
+void drain::run() {
+  bool cut = false;
+  for (;;) {
+    if (cut) {  // the decoder is behind: wait for it, not for the ring (which is not empty)
+      std::unique_lock lock(mu_);
+      room_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                     [this] { return queued_ + slab_bytes <= budget_ || stopping_.load(); });
+    } else {
+      epoll_event evs[2];
+      ::epoll_wait(epoll_fd_, evs, 2, wait_ms);
+    }
+    const bool last = stopping_.load();  // read before the pass: nothing is sent after it
+    const uint64_t before = stats().full;
+    pass();
+    cut = stats().full != before;
+    if (after_pass_) after_pass_(ring_.pending());
+    if (last) {
+      while (pass()) {
+      }
+      return;
+    }
+  }
+}
+
+size_t drain::pass() {
+  const uint64_t n = ring_.consume([this](std::span<const uint8_t> r) { return keep(r); });
+  publish();
+  return n;
+}
+
+bool drain::keep(std::span<const uint8_t> record) {
+  const size_t need = 8 + ((record.size() + 7) & ~size_t{7});
+  if (need > slab_bytes) return true;  // cannot be one of ours: dropped
+  if (filling_.words && filling_.used + need > slab_bytes) publish();
+  if (!filling_.words) {
+    std::lock_guard lock(mu_);
+    if (!stopping_.load() && queued_ + slab_bytes > budget_) {
+      ++stats_.full;
+      return false;
+    }
+    if (!spare_.empty()) {
+      filling_ = std::move(spare_.back());
+      spare_.pop_back();
+    } else {
+      filling_.words = std::make_unique_for_overwrite<uint64_t[]>(slab_bytes / 8);
+    }
+    filling_.used = 0;
+    filling_.records = 0;
+  }
+  auto* at = reinterpret_cast<uint8_t*>(filling_.words.get()) + filling_.used;
+  const uint64_t len = record.size();
+  std::memcpy(at, &len, 8);
+  std::memcpy(at + 8, record.data(), record.size());
+  filling_.used += need;
+  ++filling_.records;
+  return true;
+}
+
+void drain::publish() {
+  if (!filling_.words || filling_.used == 0) return;
+  {
+    std::lock_guard lock(mu_);
+    queued_ += filling_.used;
+    stats_.bytes += filling_.used;
+    stats_.records += filling_.records;
+    stats_.peak_queued = std::max(stats_.peak_queued, queued_);
+    ready_.push_back(std::move(filling_));
+  }
+  filling_ = {};
+  const uint64_t one = 1;
+  (void)!::write(ready_fd_, &one, sizeof one);
+}
+
+size_t drain::take(const std::function<void(std::span<const uint8_t>)>& sink) {
+  uint64_t count;
+  (void)!::read(ready_fd_, &count, sizeof count);  // reset before looking: no wakeup is lost
+  std::deque<slab> batch;
+  {
+    std::lock_guard lock(mu_);
+    batch.swap(ready_);
+  }
+  size_t records = 0;
+  for (slab& s : batch) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(s.words.get());
+    for (size_t at = 0; at < s.used;) {
+      uint64_t len;
+      std::memcpy(&len, bytes + at, 8);
+      sink({bytes + at + 8, static_cast<size_t>(len)});
+      at += 8 + ((len + 7) & ~uint64_t{7});
+      ++records;
+    }
+    std::lock_guard lock(mu_);
+    queued_ -= s.used;
+    if (spare_.size() < 4) spare_.push_back(std::move(s));  // warm slabs: no page faults
+    room_.notify_one();
+  }
+  return records;
+}
+
+drain_stats drain::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+}  // namespace fsrr::recorder

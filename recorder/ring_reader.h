@@ -1,0 +1,60 @@
+// The BPF ring buffer, read directly from its mapping. libbpf 1.1's ring_buffer hands records
+// to a callback one at a time and cannot say how full the ring is; the drain needs both: to
+// copy records out in batches, and to know when the paused workload may go on.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace fsrr::recorder {
+
+class ring_reader {
+ public:
+  // `map_fd`: a BPF_MAP_TYPE_RINGBUF of `size` bytes (a power of two). Throws trace_error.
+  ring_reader(int map_fd, uint64_t size);
+  ~ring_reader();
+  ring_reader(const ring_reader&) = delete;
+  ring_reader& operator=(const ring_reader&) = delete;
+
+  uint64_t size() const { return size_; }
+  // Bytes the programs have committed or reserved that are not consumed yet.
+  uint64_t pending() const;
+
+  // Hands `sink` each committed record, in order, until the ring is empty, a record is still
+  // being written, or `sink` returns false (it took none of that record). The space is given
+  // back to the kernel once per call. Returns the bytes consumed.
+  template <class Sink>
+  uint64_t consume(Sink&& sink) {
+    uint64_t cons = load_acquire(consumer_), start = cons;
+    const uint64_t prod = load_acquire(producer_);
+    while (cons < prod) {
+      const uint8_t* at = data_ + (cons & (size_ - 1));
+      const uint32_t len = load_acquire32(at);
+      if (len & busy_bit) break;  // reserved, not committed yet
+      const uint32_t body = len & ~(busy_bit | discard_bit);
+      if (!(len & discard_bit) && !sink(std::span<const uint8_t>(at + header_size, body))) break;
+      cons += (body + header_size + 7) & ~uint64_t{7};
+    }
+    if (cons != start) store_release(consumer_, cons);
+    return cons - start;
+  }
+
+ private:
+  static constexpr uint32_t busy_bit = 1u << 31, discard_bit = 1u << 30;
+  static constexpr uint32_t header_size = 8;
+  static uint64_t load_acquire(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+  static uint32_t load_acquire32(const uint8_t* p) {
+    return __atomic_load_n(reinterpret_cast<const uint32_t*>(p), __ATOMIC_ACQUIRE);
+  }
+  static void store_release(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+
+  uint64_t size_;
+  size_t page_;
+  uint64_t* consumer_ = nullptr;        // page 0, ours to write
+  const uint64_t* producer_ = nullptr;  // page 1, read-only
+  const uint8_t* data_ = nullptr;       // the data pages, mapped twice in a row
+  void* ro_map_ = nullptr;
+};
+
+}  // namespace fsrr::recorder
