@@ -265,6 +265,25 @@ static __always_inline bool has_args(const volatile struct fsrr_sc* sc, const __
          arg_at(args, sc->loff[0]) || arg_at(args, sc->loff[1]);
 }
 
+#define SIGSTOP 19
+
+/* Backpressure: a process that finds the ring buffer filling up stops itself (the signal acts
+ * on the way back to user space, after this syscall's record went in) and waits for the
+ * recorder to drain and continue it, instead of losing its events. Each pause is counted
+ * once per process; the headroom above targ_pause_bytes takes what the threads already in a
+ * syscall still send. */
+static __always_inline void pause_if_full(struct task_struct* task) {
+  struct fsrr_pause p = {.reasons = FSRR_PAUSE_BACKLOG};
+  __u32 tgid;
+
+  if (!targ_pause_bytes || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < targ_pause_bytes)
+    return;
+  if (task->tgid == 1 || bpf_send_signal(SIGSTOP)) return; /* init ignores it */
+  tgid = task->tgid;
+  p.since = bpf_ktime_get_ns();
+  if (!bpf_map_update_elem(&paused, &tgid, &p, BPF_NOEXIST)) count(FSRR_C_PAUSES);
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
   struct task_struct* cur = bpf_get_current_task_btf();
@@ -348,6 +367,7 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
       break;
   }
   rec__send(&r);
+  pause_if_full(task);
   return 0;
 }
 

@@ -213,5 +213,19 @@ enum fsrr_counter {
   FSRR_C_COMPAT,   /* 32-bit syscalls: counted, not decoded */
   FSRR_C_NOSTATE,  /* task storage could not be created */
   FSRR_C_UNWOKEN,  /* bytes this CPU sent since it last woke the recorder (not a count) */
+  FSRR_C_PAUSES,   /* processes stopped until the recorder caught up */
   FSRR_C_COUNT,
+};
+
+/* Why a process is in the `paused` map: the recorder continues it with SIGCONT once none of
+ * the reasons is left. */
+enum fsrr_pause_reason {
+  FSRR_PAUSE_BACKLOG = 1, /* the ring buffer was filling up: continued once drained */
+};
+
+/* A value of the `paused` map, keyed by tgid. */
+struct fsrr_pause {
+  __u32 reasons; /* enum fsrr_pause_reason bits */
+  __u32 pad;
+  __u64 since; /* CLOCK_MONOTONIC ns of the SIGSTOP */
 };

@@ -8,6 +8,7 @@ const volatile bool targ_all = false;             /* trace every task but the re
 const volatile __u64 targ_wakeup_bytes = 1 << 20; /* per CPU */
 const volatile struct fsrr_sc targ_sc[FSRR_MAX_SYSCALLS] = {};
 const volatile __u32 targ_pseudo_fs[FSRR_PSEUDO_FS] = {}; /* 0-terminated */
+const volatile __u64 targ_pause_bytes = 0; /* stop a process that finds the ring this full; 0: never */
 
 /* An fd this thread has already described to the recorder. */
 struct fd_memo {
@@ -71,6 +72,14 @@ struct {
   __type(key, __u32);
   __type(value, __u64);
 } counters SEC(".maps");
+
+/* Processes stopped with SIGSTOP, by tgid, until the recorder continues them. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u32);
+  __type(value, struct fsrr_pause);
+} paused SEC(".maps");
 
 /* Processes whose open fds the iterator reports (--pid). */
 struct {

@@ -35,9 +35,13 @@ command add_record(CLI::App& app) {
                   "original state (repeatable)")
       ->check(CLI::ExistingDirectory);
   sub->add_option("--ring-buffer", *ring,
-                  "Kernel ring buffer size, with K/M/G suffix (rounded up to a power of two); "
-                  "events that do not fit are lost and counted")
+                  "Kernel ring buffer size, with K/M/G suffix (rounded up to a power of two, "
+                  "at least 256K). When it fills up faster than fsrr empties it, the traced "
+                  "processes are stopped until it has room again (see --lossy)")
       ->capture_default_str();
+  sub->add_flag("--lossy", o->lossy,
+                "Never stop the traced processes: when the ring buffer is full, events are "
+                "lost (counted, and the trace says it is incomplete) instead");
   sub->add_flag("--strict", o->strict, "Fail (exit 1) if any event was lost");
   sub->add_option("command", o->command, "The command to run, after --");
 
@@ -52,11 +56,15 @@ command add_record(CLI::App& app) {
                        r.events, r.lost, r.trace_bytes,
                        r.events ? double(r.trace_bytes) / double(r.events) : 0.0,
                        double(r.duration_ns) / 1e9, o->output);
+            if (r.pauses)
+              fmt::print(stderr,
+                         "record: the workload was stopped {} times, {:.3f} s in all, while fsrr "
+                         "caught up (--lossy never stops it)\n",
+                         r.pauses, double(r.paused_ns) / 1e9);
             if (r.lost)
               fmt::print(stderr,
-                         "fsrr: warning: {} events were lost; the trace is incomplete "
-                         "(a larger --ring-buffer may help)\n",
-                         r.lost);
+                         "fsrr: warning: {} events were lost; the trace is incomplete{}\n",
+                         r.lost, o->lossy ? " (without --lossy, fsrr stops the workload instead)" : "");
             if (r.compat)
               fmt::print(stderr,
                          "fsrr: warning: {} 32-bit syscalls were counted, not decoded; the trace "

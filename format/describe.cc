@@ -200,6 +200,8 @@ nlohmann::json info_json(trace_reader& trace) {
       {"duration_ns", s.duration_ns()},
       {"events", s.events},
       {"lost_events", s.lost_events},
+      {"pauses", s.pauses},
+      {"paused_ns", s.paused_ns},
       {"unknown_ops", s.unknown_ops},
       {"ops", ops},
       {"nonfile_ops", nonfile},
@@ -242,6 +244,9 @@ std::string info_text(trace_reader& trace) {
   line("state", state);
   line("duration", fmt::format("{:.6f} s", s.duration_ns() / 1e9));
   line("events", fmt::format("{} ({} lost)", s.events, s.lost_events));
+  if (s.pauses)
+    line("paused", fmt::format("{} times, {:.3f} s: the workload waited for the recorder",
+                               s.pauses, s.paused_ns / 1e9));
   line("processes", fmt::format("{} ({} threads)", s.processes, s.threads));
   line("files", fmt::format("{} touched, {} paths", s.files, s.paths));
   line("bytes", fmt::format("{} read, {} written", s.bytes_read, s.bytes_written));

@@ -31,6 +31,8 @@ struct trace_summary {
   uint64_t bytes_read = 0;     // successful read-class results, plus bytes copied in-kernel
   uint64_t bytes_written = 0;  // successful write-class results, plus bytes copied in-kernel
   uint64_t incomplete = 0;     // incomplete_bit flags
+  uint64_t pauses = 0;         // times the recorder stopped the workload to catch up
+  uint64_t paused_ns = 0;      // wall time the workload spent stopped
   tree_totals tree;
   std::map<std::pair<op, fd_kind>, uint64_t> nonfile;  // ops on pipes, sockets, ttys
 

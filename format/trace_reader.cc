@@ -277,6 +277,8 @@ void trace_reader::impl::apply_counters(size_t i, const fb::Counters& c) {
       nonfile[{ops.codes[code].kind, static_cast<fd_kind>(kind)}] += c.nonfile_count()->Get(k);
   }
   incomplete |= c.incomplete();
+  pauses += c.pauses();
+  paused_ns += c.paused_ns();
 }
 
 // Blocks are applied in file order, each once: by load_tables, or by the event stream as
@@ -366,6 +368,8 @@ void trace_reader::impl::compute_summary() {
   }
   sum.lost_events = lost;
   sum.incomplete = incomplete;
+  sum.pauses = pauses;
+  sum.paused_ns = paused_ns;
   sum.nonfile = nonfile;
   sum.paths = paths.size() - 1;
   sum.strings = strings.size() - 1;

@@ -43,7 +43,7 @@ struct trace_reader::impl {
   std::vector<file_info> files{1};
   std::vector<thread_info> threads{1};
   std::vector<tree_entry> tree;
-  uint64_t lost = 0, incomplete = 0;
+  uint64_t lost = 0, incomplete = 0, pauses = 0, paused_ns = 0;
   std::map<std::pair<op, fd_kind>, uint64_t> nonfile;
 
   bool summary_ready = false;

@@ -96,6 +96,7 @@ struct trace_writer::impl {
   std::map<uint32_t, uint64_t> lost;
   std::map<std::pair<op, fd_kind>, uint64_t> nonfile;
   uint64_t incomplete = 0;
+  uint64_t pauses = 0, paused_ns = 0;
   std::vector<fb::ClockPair> clocks;
 
   std::vector<fb::BlockRef> blocks;
@@ -108,7 +109,7 @@ struct trace_writer::impl {
 
   bool pending() const {
     return chunk_events || !tree.empty() || !defs.empty() || !lost.empty() || !nonfile.empty() ||
-           incomplete || !clocks.empty();
+           incomplete || !clocks.empty() || pauses || paused_ns;
   }
 
   path_id new_path(path_id parent, std::string_view name) {
@@ -278,6 +279,14 @@ void trace_writer::add_lost(uint32_t cpu, uint64_t count) {
   impl_->sum.lost_events += count;
 }
 
+void trace_writer::add_pauses(uint64_t count, uint64_t paused_ns) {
+  if (count == 0 && paused_ns == 0) return;
+  impl_->pauses += count;
+  impl_->paused_ns += paused_ns;
+  impl_->sum.pauses += count;
+  impl_->sum.paused_ns += paused_ns;
+}
+
 void trace_writer::add_nonfile(op o, fd_kind k, uint64_t count) {
   impl_->nonfile[{o, k}] += count;
   impl_->sum.nonfile[{o, k}] += count;
@@ -390,7 +399,7 @@ void trace_writer::impl::write_block() {
   if (!tree.empty()) tree_off = write_tree(fbb, tree);
 
   flatbuffers::Offset<fb::Counters> counters_off;
-  if (!lost.empty() || !nonfile.empty() || incomplete || !clocks.empty()) {
+  if (!lost.empty() || !nonfile.empty() || incomplete || !clocks.empty() || pauses || paused_ns) {
     std::vector<uint32_t> lc;
     std::vector<uint64_t> ln, nc;
     std::vector<uint16_t> no;
@@ -418,6 +427,8 @@ void trace_writer::impl::write_block() {
     b.add_nonfile_count(v_nc);
     b.add_incomplete(incomplete);
     b.add_clocks(v_cl);
+    b.add_pauses(pauses);
+    b.add_paused_ns(paused_ns);
     counters_off = b.Finish();
   }
 
@@ -449,6 +460,7 @@ void trace_writer::impl::write_block() {
   lost.clear();
   nonfile.clear();
   incomplete = 0;
+  pauses = paused_ns = 0;
   clocks.clear();
 }
 

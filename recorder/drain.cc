@@ -28,7 +28,8 @@ int checked(int fd, const char* what) {
 drain::drain(int ring_fd, uint64_t ring_size, uint64_t budget,
              std::function<void(uint64_t)> after_pass)
     : ring_(ring_fd, ring_size),
-      budget_(std::max<uint64_t>(budget, 2 * slab_bytes)),
+      slab_bytes_(std::clamp<uint64_t>(budget / 4, 64u << 10, 4u << 20)),
+      budget_(std::max<uint64_t>(budget, 2 * slab_bytes_)),
       after_pass_(std::move(after_pass)),
       ring_fd_(ring_fd) {
   epoll_fd_ = checked(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1");
@@ -67,7 +68,7 @@ void drain::run() {
     if (cut) {  // the decoder is behind: wait for it, not for the ring (which is not empty)
       std::unique_lock lock(mu_);
       room_.wait_for(lock, std::chrono::milliseconds(wait_ms),
-                     [this] { return queued_ + slab_bytes <= budget_ || stopping_.load(); });
+                     [this] { return queued_ + slab_bytes_ <= budget_ || stopping_.load(); });
     } else {
       epoll_event evs[2];
       ::epoll_wait(epoll_fd_, evs, 2, wait_ms);
@@ -93,11 +94,11 @@ size_t drain::pass() {
 
 bool drain::keep(std::span<const uint8_t> record) {
   const size_t need = 8 + ((record.size() + 7) & ~size_t{7});
-  if (need > slab_bytes) return true;  // cannot be one of ours: dropped
-  if (filling_.words && filling_.used + need > slab_bytes) publish();
+  if (need > slab_bytes_) return true;  // cannot be one of ours: dropped
+  if (filling_.words && filling_.used + need > slab_bytes_) publish();
   if (!filling_.words) {
     std::lock_guard lock(mu_);
-    if (!stopping_.load() && queued_ + slab_bytes > budget_) {
+    if (!stopping_.load() && queued_ + slab_bytes_ > budget_) {
       ++stats_.full;
       return false;
     }
@@ -105,7 +106,7 @@ bool drain::keep(std::span<const uint8_t> record) {
       filling_ = std::move(spare_.back());
       spare_.pop_back();
     } else {
-      filling_.words = std::make_unique_for_overwrite<uint64_t[]>(slab_bytes / 8);
+      filling_.words = std::make_unique_for_overwrite<uint64_t[]>(slab_bytes_ / 8);
     }
     filling_.used = 0;
     filling_.records = 0;

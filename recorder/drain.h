@@ -56,7 +56,6 @@ class drain {
     size_t used = 0;                    // bytes
     uint64_t records = 0;
   };
-  static constexpr size_t slab_bytes = 4u << 20;
 
   void run();
   size_t pass();  // one ring emptying; returns bytes copied
@@ -65,6 +64,7 @@ class drain {
   slab new_slab();
 
   ring_reader ring_;
+  const size_t slab_bytes_;  // a quarter of the budget, 64 KiB to 4 MiB
   const uint64_t budget_;
   std::function<void(uint64_t)> after_pass_;
   int ring_fd_;

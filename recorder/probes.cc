@@ -99,6 +99,7 @@ void probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
           skel->maps.state,
           skel->maps.counters,
           skel->maps.iter_tgids,
+          skel->maps.paused,
           skel->progs.fsrr_sys_enter,
           skel->progs.fsrr_sys_exit,
           skel->progs.fsrr_fork,
@@ -111,6 +112,8 @@ void probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
   // Woken when an eighth of the ring buffer may be waiting, whichever CPUs sent it.
   const int cpus = libbpf_num_possible_cpus();
   ro.targ_wakeup_bytes = std::max<uint64_t>(options.ring_bytes / 8 / std::max(cpus, 1), 4096);
+  // Half the ring: the other half takes what the threads already in a syscall still send.
+  ro.targ_pause_bytes = options.pause ? options.ring_bytes / 2 : 0;
   const auto magics = pseudo_fs_magics();
   std::copy(magics.begin(), magics.end(), const_cast<uint32_t*>(ro.targ_pseudo_fs));
   const auto& table = syscalls();
@@ -206,6 +209,10 @@ void probes::detach() {
 
 int probes::ring_fd() const {
   return bpf_map__fd(bpf_.events);
+}
+
+int probes::paused_fd() const {
+  return bpf_map__fd(bpf_.paused);
 }
 
 std::vector<uint64_t> probes::counter(uint32_t which) const {

@@ -21,6 +21,7 @@ struct probe_options {
   uint64_t ring_bytes = 16ull << 20;  // power of two
   bool read_open_files = false;       // read_open_files() will be called (--pid)
   bool portable = false;              // the CO-RE build even where the exact one fits (tests)
+  bool pause = true;                  // stop a process rather than lose its events
 };
 
 // Receives a record. The bytes are valid during the call only.
@@ -42,6 +43,7 @@ class probes {
 
   int ring_fd() const;  // the ring buffer map (pollable; see drain.h)
   uint64_t ring_size() const { return ring_bytes_; }
+  int paused_fd() const;  // the `paused` map (pause.h)
 
   // Per-CPU totals of an fsrr_counter, indexed by CPU.
   std::vector<uint64_t> counter(uint32_t which) const;
@@ -59,7 +61,8 @@ class probes {
   struct handles {
     void* skeleton = nullptr;  // fsrr_bpf or fsrr_exact_bpf
     bpf_object_skeleton* object = nullptr;
-    bpf_map *events = nullptr, *state = nullptr, *counters = nullptr, *iter_tgids = nullptr;
+    bpf_map *events = nullptr, *state = nullptr, *counters = nullptr, *iter_tgids = nullptr,
+            *paused = nullptr;
     bpf_program *sys_enter = nullptr, *sys_exit = nullptr, *fork = nullptr, *exec = nullptr,
                 *exit = nullptr, *task_files = nullptr;
   };

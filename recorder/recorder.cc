@@ -25,6 +25,7 @@
 #include "fsrr.h"
 #include "host_header.h"
 #include "launcher.h"
+#include "pause.h"
 #include "probes.h"
 #include "trace_error.h"
 #include "trace_writer.h"
@@ -139,9 +140,12 @@ class recording {
 
   void start(uint64_t ring_bytes) {
     if (!o_.command.empty()) cmd_.emplace(o_.command);
-    bpf_.emplace(probe_options{o_.all, ring_bytes, !o_.pids.empty(), o_.portable_bpf},
-                 [this](std::span<const uint8_t> r) { dec_.on_record(r); });
-    drain_.emplace(bpf_->ring_fd(), bpf_->ring_size(), o_.queue_bytes);
+    bpf_.emplace(
+        probe_options{o_.all, ring_bytes, !o_.pids.empty(), o_.portable_bpf, !o_.lossy},
+        [this](std::span<const uint8_t> r) { dec_.on_record(r); });
+    pauses_.emplace(bpf_->paused_fd(), ring_bytes / 8);
+    drain_.emplace(bpf_->ring_fd(), bpf_->ring_size(), o_.queue_bytes,
+                   [this](uint64_t pending) { pauses_->after_pass(pending); });
     if (cmd_ && !bpf_->trace_thread(cmd_->pid()))
       throw trace_error("the command vanished before it ran");
     for (pid_t p : o_.pids) {
@@ -208,6 +212,7 @@ class recording {
   record_result stop() {
     bpf_->detach();  // no program runs after this; what they sent is in the ring buffer
     drain_->stop();
+    pauses_->resume_all();
     decode();
     dec_.finish();
     const uint64_t end = now_ns(CLOCK_MONOTONIC);
@@ -216,6 +221,9 @@ class recording {
     for (size_t cpu = 0; cpu < lost.size(); ++cpu)
       writer_.add_lost(static_cast<uint32_t>(cpu), lost[cpu] + nostate[cpu]);
     writer_.add_lost(0, bpf_->missed_runs() + dec_.stats().malformed);
+    uint64_t paused = 0;
+    for (uint64_t n : bpf_->counter(FSRR_C_PAUSES)) paused += n;
+    writer_.add_pauses(paused, pauses_->stats().paused_ns);
     uint64_t compat = 0;
     for (uint64_t n : bpf_->counter(FSRR_C_COMPAT)) compat += n;
     if (compat) writer_.mark_incomplete(incomplete_compat_syscalls);
@@ -238,6 +246,8 @@ class recording {
     res.peak_tracked = std::max<uint64_t>(peak_tracked_, dec_.tracked());
     res.exact_bpf = bpf_->exact();
     res.peak_queued = drain_->stats().peak_queued;
+    res.pauses = sum.pauses;
+    res.paused_ns = sum.paused_ns;
     drain_.reset();
     bpf_.reset();  // the programs and maps go now, leave_for_exit or not
     return res;
@@ -253,6 +263,7 @@ class recording {
   decoder dec_;
   std::optional<held_command> cmd_;
   std::optional<probes> bpf_;
+  std::optional<pause_keeper> pauses_;  // before the drain, which calls it, is gone
   std::optional<drain> drain_;
   fd_set_owner pidfds_;
   uint64_t start_ = 0;
@@ -265,7 +276,7 @@ class recording {
 record_result record(const record_options& options) {
   if (options.command.empty() && options.pids.empty() && !options.all)
     throw trace_error("nothing to record: give a command, --pid PID or --all");
-  uint64_t ring = 4096;
+  uint64_t ring = 256 << 10;  // twice the largest record, at least
   while (ring < options.ring_bytes && ring < (1ull << 31)) ring <<= 1;
 
   stop_signals signals;

@@ -20,6 +20,7 @@ struct record_options {
   uint64_t ring_bytes = 16ull << 20;       // rounded up to a power of two
   uint64_t queue_bytes = 256ull << 20;     // drained records waiting for the decoder, at most
   bool strict = false;                     // any lost event is a failure
+  bool lossy = false;  // lose events rather than stop the workload while fsrr catches up
   bool overwrite = false;
   // The caller exits right after: what the recording built up to follow the workload (a
   // big copy's: tens of thousands of paths and inodes, ~10 ms to free) is left for the
@@ -44,6 +45,8 @@ struct record_result {
   uint64_t peak_tracked = 0;  // most objects (tasks, inodes, fds, paths) held at once
   bool exact_bpf = false;     // the BPF build for this very kernel was loaded (not CO-RE)
   uint64_t peak_queued = 0;   // most drained bytes waiting for the decoder at once
+  uint64_t pauses = 0;        // processes stopped until fsrr caught up (not with lossy)
+  uint64_t paused_ns = 0;     // wall time during which some were stopped
 };
 
 // Throws trace_error for what prevents recording (no BTF, not root, output exists, ...).

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <thread>
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "helpers.h"
@@ -64,26 +66,54 @@ uint64_t rss_of(pid_t pid) {
   return 0;
 }
 
+// The burst's (the dynamic loader's preads are larger).
+size_t one_byte_preads(test::trace& t) {
+  const auto all = t.all(op::pread64);
+  return std::count_if(all.begin(), all.end(), [](const event* e) { return e->size == 1; });
+}
+
 }  // namespace
 
-TEST_CASE("a tiny ring buffer loses events, and the trace says so", "[recorder][loss]") {
+// The recorder falls behind for as long as the test holds its decoder: the workload's 20,000
+// one-byte preads fill the smallest ring (256 KiB) and queue (64 KiB) many times over.
+TEST_CASE("a recorder that falls behind stops the workload rather than lose its events",
+          "[recorder][loss]") {
   REQUIRE_RECORDING();
   test::temp_dir tmp;
   recorder::record_options o;
-  o.output = tmp / "lossy.trace";
+  o.output = tmp / "behind.trace";
   o.command = {test::workload(), "burst", tmp.path()};
-  o.ring_bytes = 4096;  // smaller than the workload's deep open; its preads come in a burst
+  o.ring_bytes = 4096;  // rounded up to the smallest ring, 256 KiB
+  o.queue_bytes = 64 << 10;
+  o.on_started = [] { ::usleep(1'000'000); };  // the decoder is busy elsewhere meanwhile
 
-  SECTION("counted per CPU, stored, shown, and never complete") {
+  SECTION("by default: nothing lost, the pauses counted, stored and shown") {
+    const auto res = test::record(o);
+    REQUIRE(res.exit_status == 0);
+    CHECK(res.lost == 0);
+    CHECK(res.pauses > 0);
+    CHECK(res.paused_ns > 100'000'000);  // it waited for the decoder, most of that second
+    test::trace t(o.output);
+    CHECK(t.reader.complete());
+    CHECK(t.reader.summary().pauses == res.pauses);
+    CHECK(t.reader.summary().paused_ns == res.paused_ns);
+    CHECK(one_byte_preads(t) == 20000);
+  }
+  SECTION("--lossy: events are lost instead, counted per CPU, stored, never complete") {
+    o.lossy = true;
     const auto res = test::record(o);
     REQUIRE(res.exit_status == 0);
     CHECK(res.lost > 0);
+    CHECK(res.pauses == 0);
     test::trace t(o.output);
     CHECK(t.reader.summary().lost_events == res.lost);
+    CHECK(t.reader.summary().pauses == 0);
     CHECK(t.reader.has_footer());
     CHECK(!t.reader.complete());
+    CHECK(one_byte_preads(t) < 20000);
   }
   SECTION("--strict makes any loss a failure") {
+    o.lossy = true;
     o.strict = true;
     CHECK_THROWS_AS(test::record(o), trace_error);
     test::trace t(o.output);  // still written, still readable

@@ -1,0 +1,70 @@
+#include "pause.h"
+
+#include <bpf/bpf.h>
+#include <signal.h>
+#include <time.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "fsrr.h"
+
+namespace fsrr::recorder {
+namespace {
+
+uint64_t monotonic_ns() {
+  timespec t;
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000 + static_cast<uint64_t>(t.tv_nsec);
+}
+
+}  // namespace
+
+pause_keeper::pause_keeper(int paused_map, uint64_t resume_below)
+    : map_(paused_map), resume_below_(resume_below) {}
+
+pause_keeper::~pause_keeper() {
+  resume_all();
+}
+
+void pause_keeper::after_pass(uint64_t pending) {
+  std::lock_guard lock(mu_);
+  uint32_t key;
+  if (bpf_map_get_next_key(map_, nullptr, &key) != 0) return;  // nobody is stopped
+  if (pending < resume_below_) resume_locked(monotonic_ns());
+}
+
+void pause_keeper::resume_all() {
+  std::lock_guard lock(mu_);
+  resume_locked(monotonic_ns());
+}
+
+// Each entry is deleted before its SIGCONT: a program that stops the process again meanwhile
+// either sent its SIGSTOP first (the SIGCONT undoes it) or adds the entry back (next pass).
+void pause_keeper::resume_locked(uint64_t now) {
+  std::vector<uint32_t> tgids;
+  uint64_t since = now;
+  uint32_t key, next;
+  for (int err = bpf_map_get_next_key(map_, nullptr, &next); err == 0;
+       err = bpf_map_get_next_key(map_, &key, &next)) {
+    tgids.push_back(next);
+    key = next;
+  }
+  for (uint32_t tgid : tgids) {
+    fsrr_pause p{};
+    if (bpf_map_lookup_and_delete_elem(map_, &tgid, &p) != 0) continue;
+    since = std::min<uint64_t>(since, p.since);
+    ::kill(static_cast<pid_t>(tgid), SIGCONT);
+  }
+  if (since < now) {
+    ++stats_.episodes;
+    stats_.paused_ns += now - since;
+  }
+}
+
+pause_stats pause_keeper::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+}  // namespace fsrr::recorder
