@@ -98,22 +98,38 @@ static __always_inline void rec__attr(struct rec* r, __u8 slot, __u64 fptr) {
   rec__commit(r, p, sizeof(struct fsrr_attr), 0);
 }
 
-/* `path` is the kernel's struct path *: its mount and dentry are read as numbers, which is
- * what a global function takes. */
-static __always_inline void rec__walk(struct rec* r, __u8 slot, const struct path* path) {
+/* `path` is the kernel's struct path *; the walk ends at the root of `task` (its fs->root;
+ * without one, exiting, its mount namespace's top). All are read as numbers, which is what a
+ * global function takes. */
+static __always_inline void rec__walk(struct rec* r, __u8 slot, const struct path* path,
+                                      __u64 task) {
+  struct task_struct* t = KPTR(task_struct, task);
   __u32 p = rec__item(r, FSRR_I_WALK, slot, FSRR_PATH_MAX);
+  __u64 root_mnt = 0, root_dentry = 0;
+  struct mount* top;
   int res;
 
   if (!p) return;
-  res = walk__path(load_ulong((__u64)&path->mnt), load_ulong((__u64)&path->dentry), r->slot, p);
+  if (t->fs) {
+    root_mnt = load_ulong((__u64)&t->fs->root.mnt);
+    root_dentry = load_ulong((__u64)&t->fs->root.dentry);
+  } else if (t->nsproxy) {
+    top = t->nsproxy->mnt_ns->root;
+    root_mnt = load_ulong((__u64)&t->nsproxy->mnt_ns->root) +
+               bpf_core_field_offset(struct mount, mnt);
+    root_dentry = load_ulong((__u64)&top->mnt.mnt_root);
+  }
+  res = walk__path(load_ulong((__u64)&path->mnt), load_ulong((__u64)&path->dentry), root_mnt,
+                   root_dentry, r->slot << 16 | (p & 0xffff));
   rec__commit(r, p, res & 0xffff, res >> 16);
 }
 
-static __always_inline void rec__file_walk(struct rec* r, __u8 slot, __u64 fptr) {
-  rec__walk(r, slot, &KPTR(file, fptr)->f_path);
+static __always_inline void rec__file_walk(struct rec* r, __u8 slot, __u64 fptr, __u64 task) {
+  rec__walk(r, slot, &KPTR(file, fptr)->f_path, task);
 }
 
-/* A file just opened: all of it, and for a file on storage its inode state and path. */
+/* A file just opened by the current task: all of it, and for a file on storage its inode
+ * state and path. */
 static __always_inline void rec__new_file(struct rec* r, __u8 slot, __u64 fptr) {
   struct fsrr_file f;
 
@@ -121,7 +137,7 @@ static __always_inline void rec__new_file(struct rec* r, __u8 slot, __u64 fptr) 
   rec__file(r, slot, &f);
   if (storage_file(&f)) {
     rec__attr(r, slot, fptr);
-    rec__file_walk(r, slot, fptr);
+    rec__file_walk(r, slot, fptr, (__u64)bpf_get_current_task_btf());
   }
 }
 

@@ -164,6 +164,71 @@ static __always_inline __u32 extract__acl_mode_at(__u64 uargs) {
   return extract__acl_mode(a.value, a.size);
 }
 
+/* The number of `pid` in the pid namespace `level` deep; 0 if it has none there, or if that
+ * namespace is not `ns_ino` (when given). */
+static __always_inline __u32 extract__pid_nr(struct pid* pid, __u32 level, __u32 ns_ino) {
+  struct upid u;
+  __u32 inum = 0;
+
+  if (!pid || pid->level < level || level > 64) return 0;
+  if (bpf_probe_read_kernel(&u, sizeof(u),
+                            (void*)pid + bpf_core_field_offset(struct pid, numbers) +
+                                level * bpf_core_type_size(struct upid)))
+    return 0;
+  if (ns_ino && (bpf_probe_read_kernel(&inum, sizeof(inum),
+                                       (void*)u.ns + bpf_core_field_offset(struct pid_namespace,
+                                                                           ns.inum)) ||
+                 inum != ns_ino))
+    return 0;
+  return u.nr;
+}
+
+/* A task's tid and tgid as the recorder sees them, 0 if it lives outside the recorder's pid
+ * namespace. In the initial namespace, simply its pid. */
+static __always_inline __u32 extract__host_tid(struct task_struct* t) {
+  return targ_pidns_level ? extract__pid_nr(t->thread_pid, targ_pidns_level, targ_pidns_ino)
+                          : t->pid;
+}
+
+static __always_inline __u32 extract__host_tgid(struct task_struct* t) {
+  return targ_pidns_level
+             ? extract__pid_nr(t->group_leader->thread_pid, targ_pidns_level, targ_pidns_ino)
+             : t->tgid;
+}
+
+/* The task as it sees itself, in its own pid namespace. */
+static __always_inline void extract__ids(struct task_struct* t, struct fsrr_ids* ids) {
+  struct pid* pid = t->thread_pid;
+  __u32 level = pid ? pid->level : 0;
+  struct upid own;
+
+  __builtin_memset(ids, 0, sizeof(*ids));
+  if (!pid ||
+      bpf_probe_read_kernel(&own, sizeof(own),
+                            (void*)pid + bpf_core_field_offset(struct pid, numbers) +
+                                (level & 63) * bpf_core_type_size(struct upid)))
+    return;
+  bpf_probe_read_kernel(&ids->pidns, sizeof(ids->pidns),
+                        (void*)own.ns + bpf_core_field_offset(struct pid_namespace, ns.inum));
+  ids->tid = own.nr;
+  ids->pid = extract__pid_nr(t->group_leader->thread_pid, level, 0);
+  ids->ppid = extract__pid_nr(t->real_parent->group_leader->thread_pid, level, ids->pidns);
+}
+
+/* The root directory a task's absolute paths start from, and the mount it sees it through. */
+static __always_inline void extract__root(struct task_struct* t, struct fsrr_root* r) {
+  struct fs_struct* fs = t->fs;
+  struct dentry* d;
+
+  __builtin_memset(r, 0, sizeof(*r));
+  if (!fs) return; /* exiting */
+  d = fs->root.dentry;
+  r->ino = d->d_inode->i_ino;
+  r->dev = d->d_inode->i_sb->s_dev;
+  r->mnt_id = KPTR(mount, (__u64)fs->root.mnt - bpf_core_field_offset(struct mount, mnt))->mnt_id;
+  r->mnt_ns = t->nsproxy ? t->nsproxy->mnt_ns->ns.inum : 0;
+}
+
 /* Syscall arguments, in order, from the saved user registers. */
 static __always_inline void extract__args(struct pt_regs* regs, __u64* args) {
   args[0] = regs->di;

@@ -15,6 +15,37 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Who a task is: ids as the recorder and as the task sees them, name, root. */
+static __always_inline void describe_task(struct task_struct* task, __u32* tid, __u32* pid,
+                                          __u32* ppid, char* comm, struct fsrr_ids* ids,
+                                          struct fsrr_root* root) {
+  *tid = extract__host_tid(task);
+  *pid = extract__host_tgid(task);
+  *ppid = extract__host_tgid(task->real_parent);
+  bpf_probe_read_kernel_str(comm, 16, task->comm);
+  extract__ids(task, ids);
+  extract__root(task, root);
+}
+
+#define SIGSTOP 19
+
+/* Stops the current process (the signal acts on its way back to user space, after this
+ * syscall's record went in) and lists it in `paused` for the recorder, which continues it
+ * once none of the reasons is left. The global init ignores SIGSTOP. */
+static __always_inline void pause_self(struct task_struct* task, __u32 reason) {
+  struct fsrr_pause p = {.reasons = reason}, *old;
+  __u32 tgid = extract__host_tgid(task);
+
+  if (!tgid || task->tgid == 1 || bpf_send_signal(SIGSTOP)) return;
+  p.since = bpf_ktime_get_ns();
+  if (!bpf_map_update_elem(&paused, &tgid, &p, BPF_NOEXIST)) {
+    if (reason == FSRR_PAUSE_BACKLOG) count(FSRR_C_PAUSES);
+    return;
+  }
+  old = bpf_map_lookup_elem(&paused, &tgid);
+  if (old) __sync_fetch_and_or(&old->reasons, reason);
+}
+
 /* Sends an FSRR_REC_FD record: what fd refers to, with its path and inode state if it is a
  * file on storage. A global function: the verifier checks it once, not at every call. */
 __noinline int send_fd(__s64 fd, __u64 fptr, __u32 slot, __u64 ts) {
@@ -27,19 +58,16 @@ __noinline int send_fd(__s64 fd, __u64 fptr, __u32 slot, __u64 ts) {
   h = (void*)r.buf;
   h->h.type = FSRR_REC_FD;
   h->h.flags = 0;
-  h->h.tid = task->pid;
   h->h.ts = ts;
   h->files = (__u64)task->files;
-  h->pid = task->tgid;
   h->fd = fd;
-  h->ppid = task->real_parent->tgid;
   h->pad = 0;
-  bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), task->comm);
+  describe_task(task, &h->h.tid, &h->pid, &h->ppid, h->comm, &h->ids, &h->root);
   extract__file(fptr, &f);
   rec__file(&r, 0, &f);
   if (storage_file(&f)) {
     rec__attr(&r, 0, fptr);
-    rec__file_walk(&r, 0, fptr);
+    rec__file_walk(&r, 0, fptr, (__u64)task);
   }
   return rec__send(&r);
 }
@@ -85,18 +113,21 @@ __noinline int send_cwd(struct task_state* s, __u64 ts) {
   h = (void*)r.buf;
   h->h.type = FSRR_REC_CWD;
   h->h.flags = 0;
-  h->h.tid = task->pid;
+  h->h.tid = extract__host_tid(task);
   h->h.ts = ts;
   h->fs = (__u64)fs;
-  rec__walk(&r, 0, &fs->pwd);
+  rec__walk(&r, 0, &fs->pwd, (__u64)task);
   if (rec__send(&r)) s->cwd_fs = (__u64)fs;
   return 0;
 }
 
-/* Tells the recorder the task's pid, comm and tables: first thing, and again when its fd
- * table or cwd was replaced (unshare, close_range(CLOSE_RANGE_UNSHARE)). */
+/* Tells the recorder who the task is, its tables and its root: first thing, and again when
+ * its fd table, cwd or root was replaced (unshare, close_range(CLOSE_RANGE_UNSHARE), chroot,
+ * setns, pivot_root). A root the recorder does not hold yet makes the process wait for it. */
 __noinline int announce(struct task_state* s, __u64 ts) {
   struct task_struct* task = KPTR(task_struct, bpf_get_current_task_btf());
+  struct fs_struct* fs = task->fs;
+  struct fsrr_root root;
   struct fsrr_task* h;
   struct rec r;
 
@@ -104,18 +135,19 @@ __noinline int announce(struct task_state* s, __u64 ts) {
   h = (void*)r.buf;
   h->h.type = FSRR_REC_TASK;
   h->h.flags = 0;
-  h->h.tid = task->pid;
   h->h.ts = ts;
   h->files = (__u64)task->files;
-  h->fs = (__u64)task->fs;
-  h->pid = task->tgid;
-  h->ppid = task->real_parent->tgid;
-  bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), task->comm);
+  h->fs = (__u64)fs;
+  describe_task(task, &h->h.tid, &h->pid, &h->ppid, h->comm, &h->ids, &h->root);
+  root = h->root;
   if (rec__send(&r)) {
     s->flags |= TASK_ANNOUNCED;
     s->files = h->files;
     s->fs = h->fs;
+    s->root_mnt = fs ? (__u64)fs->root.mnt : 0;
+    s->root_dentry = fs ? (__u64)fs->root.dentry : 0;
   }
+  if (root.mnt_ns && !bpf_map_lookup_elem(&roots, &root)) pause_self(task, FSRR_PAUSE_ROOT);
   return 0;
 }
 
@@ -128,7 +160,9 @@ int BPF_PROG(fsrr_sys_enter, struct pt_regs* ctx_regs, long id) {
   if (!compat && ((__u64)id >= FSRR_MAX_SYSCALLS || !targ_sc[id].record)) return 0;
   s = bpf_task_storage_get(&state, cur, 0, 0);
   if (!s) {
-    if (!targ_all || cur->tgid == targ_self_tgid) return 0;
+    if (!targ_all || extract__host_tgid(KPTR(task_struct, cur)) == targ_self_tgid ||
+        !extract__host_tid(KPTR(task_struct, cur)))
+      return 0; /* the recorder, or a task outside its pid namespace */
     s = bpf_task_storage_get(&state, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!s) {
       count(FSRR_C_NOSTATE);
@@ -265,23 +299,13 @@ static __always_inline bool has_args(const volatile struct fsrr_sc* sc, const __
          arg_at(args, sc->loff[0]) || arg_at(args, sc->loff[1]);
 }
 
-#define SIGSTOP 19
-
-/* Backpressure: a process that finds the ring buffer filling up stops itself (the signal acts
- * on the way back to user space, after this syscall's record went in) and waits for the
+/* Backpressure: a process that finds the ring buffer filling up stops and waits for the
  * recorder to drain and continue it, instead of losing its events. Each pause is counted
  * once per process; the headroom above targ_pause_bytes takes what the threads already in a
  * syscall still send. */
 static __always_inline void pause_if_full(struct task_struct* task) {
-  struct fsrr_pause p = {.reasons = FSRR_PAUSE_BACKLOG};
-  __u32 tgid;
-
-  if (!targ_pause_bytes || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < targ_pause_bytes)
-    return;
-  if (task->tgid == 1 || bpf_send_signal(SIGSTOP)) return; /* init ignores it */
-  tgid = task->tgid;
-  p.since = bpf_ktime_get_ns();
-  if (!bpf_map_update_elem(&paused, &tgid, &p, BPF_NOEXIST)) count(FSRR_C_PAUSES);
+  if (targ_pause_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= targ_pause_bytes)
+    pause_self(task, FSRR_PAUSE_BACKLOG);
 }
 
 SEC("tp_btf/sys_exit")
@@ -291,6 +315,7 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
   struct pt_regs* regs = KPTR(pt_regs, ctx_regs);
   const volatile struct fsrr_sc* sc;
   struct fsrr_syscall* h;
+  struct fs_struct* fs;
   struct task_state* s;
   struct rec r;
   __u64 ts, fptr, v;
@@ -306,13 +331,15 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
   if (nr >= FSRR_MAX_SYSCALLS) return 0;
   sc = &targ_sc[nr];
   ts = s->enter_ts;
-  if (!(s->flags & TASK_ANNOUNCED) || s->files != (__u64)task->files || s->fs != (__u64)task->fs)
+  fs = task->fs;
+  if (!(s->flags & TASK_ANNOUNCED) || s->files != (__u64)task->files || s->fs != (__u64)fs ||
+      (fs && (s->root_mnt != (__u64)fs->root.mnt || s->root_dentry != (__u64)fs->root.dentry)))
     announce(s, ts);
   if (!rec__open(&r, SLOT_EXIT, sizeof(*h))) return 0;
   h = (void*)r.buf;
   h->h.type = FSRR_REC_SYSCALL;
   h->h.flags = 0;
-  h->h.tid = task->pid;
+  h->h.tid = extract__host_tid(task);
   h->h.ts = ts;
   h->dur = bpf_ktime_get_ns() - ts;
   h->ret = ret;
@@ -381,7 +408,9 @@ int BPF_PROG(fsrr_fork, struct task_struct* tparent, struct task_struct* tchild)
   __u32 i;
 
   ps = bpf_task_storage_get(&state, tparent, 0, 0);
-  if (!ps && (!targ_all || parent->tgid == targ_self_tgid)) return 0;
+  if (!ps && (!targ_all || extract__host_tgid(parent) == targ_self_tgid ||
+              !extract__host_tid(child)))
+    return 0;
   cs = bpf_task_storage_get(&state, tchild, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!cs) {
     count(FSRR_C_NOSTATE);
@@ -393,21 +422,25 @@ int BPF_PROG(fsrr_fork, struct task_struct* tparent, struct task_struct* tchild)
   h = (void*)r.buf;
   h->h.type = FSRR_REC_FORK;
   h->h.flags = 0;
-  h->h.tid = child->pid;
   h->h.ts = bpf_ktime_get_ns();
   h->parent_files = (__u64)parent->files;
   h->parent_fs = (__u64)parent->fs;
   h->files = (__u64)child->files;
   h->fs = (__u64)child->fs;
-  h->pid = child->tgid;
-  h->parent_tid = parent->pid;
-  h->parent_pid = parent->tgid;
-  h->pad = 0;
-  bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), child->comm);
+  describe_task(child, &h->h.tid, &h->pid, &h->parent_pid, h->comm, &h->ids, &h->root);
+  h->parent_tid = extract__host_tid(parent);
+  h->tid_for_parent =
+      extract__pid_nr(child->thread_pid, parent->thread_pid ? parent->thread_pid->level : 0, 0);
   if (rec__send(&r)) {
     cs->flags |= TASK_ANNOUNCED;
     cs->files = h->files;
     cs->fs = h->fs;
+    /* A root the recorder does not hold (clone(CLONE_NEWNS)): announced again, and waited
+     * for, at the child's first syscall. */
+    if (bpf_map_lookup_elem(&roots, &h->root) && child->fs) {
+      cs->root_mnt = (__u64)child->fs->root.mnt;
+      cs->root_dentry = (__u64)child->fs->root.dentry;
+    }
   }
   return 0;
 }
@@ -426,13 +459,15 @@ int BPF_PROG(fsrr_exec, struct task_struct* tp, pid_t old_pid, struct linux_binp
   h = (void*)r.buf;
   h->h.type = FSRR_REC_EXEC;
   h->h.flags = 0;
-  h->h.tid = p->pid;
+  h->h.tid = extract__host_tid(p);
   h->h.ts = bpf_ktime_get_ns();
   h->files = (__u64)p->files;
-  h->pid = p->tgid;
-  h->old_tid = old_pid;
+  h->pid = extract__host_tgid(p);
+  /* old_pid is in the initial namespace: the recorder's only when it runs there */
+  h->old_tid = targ_pidns_level ? h->h.tid : old_pid;
   bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), p->comm);
-  rec__file_walk(&r, 0, (__u64)bprm->file);
+  extract__ids(p, &h->ids);
+  rec__file_walk(&r, 0, (__u64)bprm->file, (__u64)p);
   if (rec__send(&r)) {
     s->flags |= TASK_ANNOUNCED;
     s->files = h->files;
@@ -457,11 +492,11 @@ int BPF_PROG(fsrr_exit, struct task_struct* tp) {
   h->h.flags = 0;
   if (files && files->count.counter == 1) h->h.flags |= FSRR_EXIT_LAST_FILES;
   if (fs && fs->users == 1) h->h.flags |= FSRR_EXIT_LAST_FS;
-  h->h.tid = p->pid;
+  h->h.tid = extract__host_tid(p);
   h->h.ts = bpf_ktime_get_ns();
   h->files = (__u64)files;
   h->fs = (__u64)fs;
-  h->pid = p->tgid;
+  h->pid = extract__host_tgid(p);
   h->code = p->exit_code;
   rec__send(&r);
   return 0;
@@ -478,25 +513,22 @@ int fsrr_task_files(struct bpf_iter__task_file* ctx) {
   __u32 tgid;
 
   if (!ctx->task || !ctx->file) return 0;
-  tgid = task->tgid;
+  tgid = extract__host_tgid(task);
   if (!bpf_map_lookup_elem(&iter_tgids, &tgid)) return 0;
   if (!rec__open(&r, SLOT_TASK, sizeof(*h))) return 0;
   h = (void*)r.buf;
   h->h.type = FSRR_REC_FD;
   h->h.flags = 0;
-  h->h.tid = task->pid;
   h->h.ts = bpf_ktime_get_ns();
   h->files = (__u64)task->files;
-  h->pid = tgid;
   h->fd = ctx->fd;
-  h->ppid = task->real_parent->tgid;
   h->pad = 0;
-  bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), task->comm);
+  describe_task(task, &h->h.tid, &h->pid, &h->ppid, h->comm, &h->ids, &h->root);
   extract__file(extract__fd_file(task, ctx->fd), &f); /* as a plain value, not a pointer */
   rec__file(&r, 0, &f);
   if (storage_file(&f)) {
     rec__attr(&r, 0, f.file);
-    rec__file_walk(&r, 0, f.file);
+    rec__file_walk(&r, 0, f.file, (__u64)task);
   }
   bpf_seq_write(seq, r.buf, rec__len(&r) & (2 * FSRR_SCRATCH_HALF - 1));
   return 0;

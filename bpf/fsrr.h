@@ -52,6 +52,25 @@ struct fsrr_sc {
   __u16 flags;  /* enum fsrr_sc_flags */
 };
 
+/* A task as it sees itself: its ids in its own pid namespace. Record headers carry ids as the
+ * recorder sees them (in its pid namespace), which stay unique across containers. */
+struct fsrr_ids {
+  __u32 tid;
+  __u32 pid;
+  __u32 ppid;  /* 0: the parent lies outside the task's pid namespace */
+  __u32 pidns; /* inode of the task's pid namespace */
+};
+
+/* What a task's absolute paths start from: its root directory (chroot), seen through a mount
+ * of its mount namespace. Paths in records are walked up to it, never past it. */
+struct fsrr_root {
+  __u64 ino;
+  __u32 dev; /* s_dev, kernel encoding */
+  __u32 mnt_id;
+  __u32 mnt_ns; /* inode of the mount namespace */
+  __u32 pad;
+};
+
 enum fsrr_rec_type {
   FSRR_REC_SYSCALL = 1,
   FSRR_REC_TASK, /* a task the recorder has not heard of, or whose fd table or cwd changed */
@@ -135,8 +154,11 @@ enum fsrr_item_kind {
 /* flags of a WALK item */
 enum fsrr_walk_flags {
   FSRR_WALK_DELETED = 1,     /* the leaf was unlinked */
-  FSRR_WALK_UNREACHABLE = 2, /* ends outside the task's mount tree (pipes, sockets, memfd) */
+  FSRR_WALK_UNREACHABLE = 2, /* ends outside the task's root (pipes, sockets, memfd, a file
+                                reached beneath a chroot) */
   FSRR_WALK_TRUNCATED = 4,   /* deeper than the walk goes */
+  FSRR_WALK_RECORDER_ROOT = 8, /* with UNREACHABLE: ended at the recorder's own root instead
+                                  (a file opened before a chroot or an unshare) */
 };
 
 struct fsrr_item {
@@ -146,6 +168,7 @@ struct fsrr_item {
   __u32 flags;
 };
 
+/* Sent when a task is first seen, and again when its fd table, cwd table or root changed. */
 struct fsrr_task {
   struct fsrr_rec_hdr h;
   __u64 files;
@@ -153,6 +176,8 @@ struct fsrr_task {
   __u32 pid;
   __u32 ppid;
   char comm[16];
+  struct fsrr_ids ids;
+  struct fsrr_root root;
 };
 
 struct fsrr_fork {
@@ -164,8 +189,10 @@ struct fsrr_fork {
   __u32 pid;
   __u32 parent_tid;
   __u32 parent_pid;
-  __u32 pad;
+  __u32 tid_for_parent; /* the child's tid in the parent's pid namespace: what clone returned */
   char comm[16];
+  struct fsrr_ids ids; /* the child's */
+  struct fsrr_root root;
 };
 
 /* followed by a WALK item for the executable */
@@ -175,6 +202,7 @@ struct fsrr_exec {
   __u32 pid;
   __u32 old_tid;
   char comm[16];
+  struct fsrr_ids ids;
 };
 
 enum fsrr_exit_flags {
@@ -205,6 +233,8 @@ struct fsrr_fd {
   __u32 ppid;
   __u32 pad;
   char comm[16]; /* who holds it: the first record of a --pid task may be this one */
+  struct fsrr_ids ids;
+  struct fsrr_root root;
 };
 
 /* Per-CPU counters in the `counters` map. */
@@ -221,11 +251,11 @@ enum fsrr_counter {
  * the reasons is left. */
 enum fsrr_pause_reason {
   FSRR_PAUSE_BACKLOG = 1, /* the ring buffer was filling up: continued once drained */
+  FSRR_PAUSE_ROOT = 2,    /* its root is new: continued once the recorder holds it open */
 };
 
 /* A value of the `paused` map, keyed by tgid. */
 struct fsrr_pause {
-  __u32 reasons; /* enum fsrr_pause_reason bits */
-  __u32 pad;
-  __u64 since; /* CLOCK_MONOTONIC ns of the SIGSTOP */
+  __u64 reasons; /* enum fsrr_pause_reason bits */
+  __u64 since;   /* CLOCK_MONOTONIC ns of the SIGSTOP */
 };

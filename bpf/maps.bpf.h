@@ -9,6 +9,9 @@ const volatile __u64 targ_wakeup_bytes = 1 << 20; /* per CPU */
 const volatile struct fsrr_sc targ_sc[FSRR_MAX_SYSCALLS] = {};
 const volatile __u32 targ_pseudo_fs[FSRR_PSEUDO_FS] = {}; /* 0-terminated */
 const volatile __u64 targ_pause_bytes = 0; /* stop a process that finds the ring this full; 0: never */
+const volatile __u32 targ_pidns_level = 0;  /* the recorder's pid namespace: its depth ... */
+const volatile __u32 targ_pidns_ino = 0;    /* ... and inode; tasks outside it are never traced */
+const volatile __u32 targ_self_mnt_id = 0;  /* the mount whose root is the recorder's "/"; 0: none */
 
 /* An fd this thread has already described to the recorder. */
 struct fd_memo {
@@ -30,6 +33,8 @@ struct task_state {
   __u64 fs;
   __u64 cwd_fs;     /* the fs_struct whose cwd the recorder got from this task */
   __u64 enter_file; /* FSRR_SC_FD0_ENTER: fd0's file at entry */
+  __u64 root_mnt;   /* the root the recorder has for this task (struct vfsmount *, dentry *) */
+  __u64 root_dentry;
   struct fd_memo seen[FSRR_FD_CACHE];
 };
 
@@ -80,6 +85,14 @@ struct {
   __type(key, __u32);
   __type(value, struct fsrr_pause);
 } paused SEC(".maps");
+
+/* Roots the recorder holds open: a task that announces another one waits for it. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, struct fsrr_root);
+  __type(value, __u8);
+} roots SEC(".maps");
 
 /* Processes whose open fds the iterator reports (--pid). */
 struct {

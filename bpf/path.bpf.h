@@ -1,6 +1,8 @@
-/* The canonical absolute path of a (mount, dentry): a bounded walk up the dentry and mount
- * trees with bpf_loop (bpf_d_path is refused in tracing programs). Output: the components,
- * leaf first, each as a length byte and the name; the reader reverses them. */
+/* The canonical absolute path of a (mount, dentry) as a task sees it: a bounded walk up the
+ * dentry and mount trees with bpf_loop (bpf_d_path is refused in tracing programs) that ends
+ * at the task's root, as d_path does: never past a chroot, never through a bind mount into
+ * another layout. Output: the components, leaf first, each as a length byte and the name; the
+ * reader reverses them. */
 #pragma once
 
 #include "extract.bpf.h"
@@ -10,7 +12,8 @@
 struct walk_ctx {
   __u64 dentry; /* struct dentry * */
   __u64 mnt;    /* struct mount * */
-  __u64 root;   /* struct mount *: the task's namespace root */
+  __u64 root_mnt;    /* struct mount *: the task's root (fs->root) ... */
+  __u64 root_dentry; /* ... */
   __u32 slot;   /* scratch slot */
   __u32 base;   /* where the payload starts in the slot */
   __u32 len;    /* payload bytes so far */
@@ -25,11 +28,16 @@ static long walk__step(__u64 i, struct walk_ctx* c) {
   __u32 len, pos;
   __u8* buf;
 
+  if (c->dentry == c->root_dentry && c->mnt == c->root_mnt) return 1; /* the task's "/" */
   if (c->dentry == (__u64)m->mnt.mnt_root) {
     struct mount* up = m->mnt_parent;
 
-    if ((__u64)up == c->mnt) { /* top of a mount tree */
-      if (c->mnt != c->root) c->flags |= FSRR_WALK_UNREACHABLE;
+    if (targ_self_mnt_id && m->mnt_id == targ_self_mnt_id) { /* the recorder's "/" */
+      c->flags |= FSRR_WALK_UNREACHABLE | FSRR_WALK_RECORDER_ROOT;
+      return 1;
+    }
+    if ((__u64)up == c->mnt) { /* top of the mount tree, and the root was not on the way */
+      c->flags |= FSRR_WALK_UNREACHABLE;
       return 1;
     }
     c->dentry = (__u64)m->mnt_mountpoint;
@@ -58,17 +66,20 @@ static long walk__step(__u64 i, struct walk_ctx* c) {
   return 0;
 }
 
-/* Walks `vfsmnt`/`dentry` (kernel addresses, as numbers) into the scratch slot at `base`,
- * up to the root of the current task's mount namespace. Returns the payload length, with
- * the enum fsrr_walk_flags shifted left by 16. A global function: verified once. */
-__noinline int walk__path(__u64 vfsmnt, __u64 dentry, __u32 slot, __u32 base) {
-  struct task_struct* task = KPTR(task_struct, bpf_get_current_task_btf());
+/* Walks `vfsmnt`/`dentry` into scratch slot `at >> 16` from offset `at & 0xffff`, up to the
+ * root `root_vfsmnt`/`root_dentry` (kernel addresses, as numbers: what a global function
+ * takes). Returns the payload length, with the enum fsrr_walk_flags shifted left by 16.
+ * A global function: verified once. */
+__noinline int walk__path(__u64 vfsmnt, __u64 dentry, __u64 root_vfsmnt, __u64 root_dentry,
+                          __u32 at) {
+  const __u64 mnt_offset = bpf_core_field_offset(struct mount, mnt);
   struct walk_ctx c = {
       .dentry = dentry,
-      .mnt = vfsmnt - bpf_core_field_offset(struct mount, mnt),
-      .root = (__u64)task->nsproxy->mnt_ns->root,
-      .slot = slot,
-      .base = base,
+      .mnt = vfsmnt - mnt_offset,
+      .root_mnt = root_vfsmnt - mnt_offset,
+      .root_dentry = root_dentry,
+      .slot = at >> 16,
+      .base = at & 0xffff,
   };
 
   if (bpf_loop(WALK_STEPS, walk__step, &c, 0) == WALK_STEPS) c.flags |= FSRR_WALK_TRUNCATED;

@@ -67,6 +67,22 @@ std::string open_flags_text(uint32_t flags) {
   return s;
 }
 
+namespace {
+
+// A path as the process saw it; in a trace of several roots, with its root: "root2:/etc".
+std::string shown_path(trace_reader& trace, path_id p) {
+  if (trace.roots().size() < 2 || p == no_id) return trace.path_string(p);
+  return fmt::format("root{}:{}", trace.root_of(p), trace.path_string(p));
+}
+
+// The JSON of a path: "path" as the process saw it, and with several roots "root".
+void path_json(trace_reader& trace, nlohmann::json& j, const char* key, path_id p) {
+  j[key] = trace.path_string(p);
+  if (trace.roots().size() > 1 && p != no_id) j[std::string(key) + "_root"] = trace.root_of(p);
+}
+
+}  // namespace
+
 std::string describe(trace_reader& trace, const event& e) {
   const thread_info& t = trace.thread(e.thread);
   const uint32_t f = info(e.kind).fields;
@@ -76,9 +92,9 @@ std::string describe(trace_reader& trace, const event& e) {
     args += a;
   };
   if (f & F_FD) arg(fmt::format("{}", e.fd));
-  if (f & F_PATH) arg(quoted(trace.path_string(e.path)));
+  if (f & F_PATH) arg(quoted(shown_path(trace, e.path)));
   if (f & F_FD2) arg(fmt::format("{}", e.fd2));
-  if (f & F_PATH2) arg(quoted(trace.path_string(e.path2)));
+  if (f & F_PATH2) arg(quoted(shown_path(trace, e.path2)));
   const op_class cls = info(e.kind).cls;
   if ((f & F_AUX) && (e.kind == op::symlink || e.kind == op::symlinkat || cls == op_class::xattr))
     arg(quoted(trace.string(static_cast<string_id>(e.aux))));
@@ -106,8 +122,10 @@ nlohmann::json to_json(trace_reader& trace, const event& e) {
   }
   if (f & F_FD) j["fd"] = e.fd;
   if (f & F_FD2) j["fd2"] = e.fd2;
-  if (f & F_PATH) j["path"] = trace.path_string(e.path);
-  if (f & F_PATH2) j["path2"] = trace.path_string(e.path2);
+  if (t.host_tid && t.host_tid != t.tid) j["host_tid"] = t.host_tid;
+  if (t.host_pid && t.host_pid != t.pid) j["host_pid"] = t.host_pid;
+  if (f & F_PATH) path_json(trace, j, "path", e.path);
+  if (f & F_PATH2) path_json(trace, j, "path2", e.path2);
   if (f & F_FILE && e.file != no_id) {
     const file_info& fi = trace.file(e.file);
     j["file"] = {{"dev", fi.dev}, {"ino", fi.ino}, {"gen", fi.gen}};
@@ -136,13 +154,9 @@ nlohmann::json to_json(trace_reader& trace, const tree_entry& e) {
                      : S_ISFIFO(e.mode) ? "fifo"
                      : S_ISSOCK(e.mode) ? "socket"
                                         : "device";
-  nlohmann::json j = {{"tree", trace.path_string(e.path)},
-                      {"type", type},
-                      {"mode", e.mode & 07777},
-                      {"uid", e.uid},
-                      {"gid", e.gid},
-                      {"size", e.size},
-                      {"mtime_ns", e.mtime_ns}};
+  nlohmann::json j = {{"type", type},       {"mode", e.mode & 07777}, {"uid", e.uid},
+                      {"gid", e.gid},         {"size", e.size},         {"mtime_ns", e.mtime_ns}};
+  path_json(trace, j, "tree", e.path);
   if (e.allocated < e.size) j["allocated"] = e.allocated;
   if (e.nlink > 1) j["nlink"] = e.nlink;
   if (e.link_group) j["link_group"] = e.link_group;
@@ -185,7 +199,18 @@ nlohmann::json info_json(trace_reader& trace) {
   nlohmann::json nonfile = nlohmann::json::object();
   for (const auto& [key, n] : s.nonfile)
     nonfile[std::string(name(key.second))][std::string(name(key.first))] = n;
+  nlohmann::json roots = nlohmann::json::array();
+  for (size_t k = 0; k < trace.roots().size(); ++k) {
+    const trace_root& r = trace.roots()[k];
+    roots.push_back({{"root", k + 1},
+                     {"where", trace.string(r.where)},
+                     {"mnt_ns", r.mnt_ns},
+                     {"dev", r.dev},
+                     {"ino", r.ino},
+                     {"placed_at", trace.roots().size() > 1 ? fmt::format("root{}", k + 1) : ""}});
+  }
   return {
+      {"roots", roots},
       {"format_version", fmt::format("{}.{}", h.format_major, h.format_minor)},
       {"kind", h.kind == trace_kind::snapshot ? "snapshot" : "recording"},
       {"writer", h.writer},
@@ -248,6 +273,13 @@ std::string info_text(trace_reader& trace) {
     line("paused", fmt::format("{} times, {:.3f} s: the workload waited for the recorder",
                                s.pauses, s.paused_ns / 1e9));
   line("processes", fmt::format("{} ({} threads)", s.processes, s.threads));
+  if (trace.roots().size() > 1)
+    for (size_t k = 0; k < trace.roots().size(); ++k) {
+      const trace_root& r = trace.roots()[k];
+      line(k ? "" : "roots",
+           fmt::format("root{}: {} (mount namespace {}), replayed in TARGET/root{}", k + 1,
+                       trace.string(r.where), r.mnt_ns, k + 1));
+    }
   line("files", fmt::format("{} touched, {} paths", s.files, s.paths));
   line("bytes", fmt::format("{} read, {} written", s.bytes_read, s.bytes_written));
   line("tree", fmt::format("{} files, {} dirs, {} symlinks, {} other, {} bytes", s.tree.files,

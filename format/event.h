@@ -54,12 +54,28 @@ struct file_info {
 };
 
 struct thread_info {
-  int32_t tid = 0;
+  int32_t tid = 0;        // as the thread saw it, in its own pid namespace
   int32_t pid = 0;        // thread group id
-  int32_t ppid = 0;       // parent process at creation
+  int32_t ppid = 0;       // parent process at creation; 0 if outside the thread's namespace
   string_id comm = no_id;
   uint32_t fd_table = 0;  // which fd table the thread used when first seen
+  int32_t host_tid = 0;   // tid and pid as the recorder saw them: unique across containers
+  int32_t host_pid = 0;   // (0 in traces older than format 1.1: same as tid and pid)
+  uint32_t root = 0;      // the root it started from (trace_reader::roots(), from 1)
   bool operator==(const thread_info&) const = default;
+};
+
+// A root directory processes of the trace had: their absolute paths start there (a chroot, a
+// container's root). Root 1's "/" is root_path; every other root has a top path of its own,
+// a path without parent, named "rootN". A trace with one root reads like one without.
+struct trace_root {
+  path_id top = root_path;
+  uint64_t mnt_ns = 0;      // inode of its mount namespace
+  uint64_t dev = 0;         // the root directory's device and inode
+  uint64_t ino = 0;
+  string_id where = no_id;  // where the recorder saw it: "/srv/jail" ("/" from another mount
+                            // namespace, where it may be elsewhere)
+  bool operator==(const trace_root&) const = default;
 };
 
 // A path is a chain of components: (parent, name). "/" is root_path with an empty name.

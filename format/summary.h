@@ -28,6 +28,7 @@ struct trace_summary {
   std::array<uint64_t, op_count> op_counts{};
   uint64_t unknown_ops = 0;  // op codes this reader does not know (newer writer)
   uint64_t paths = 0, strings = 0, files = 0, threads = 0, processes = 0;
+  uint64_t roots = 0;  // root directories the processes had (0 in older traces: one)
   uint64_t bytes_read = 0;     // successful read-class results, plus bytes copied in-kernel
   uint64_t bytes_written = 0;  // successful write-class results, plus bytes copied in-kernel
   uint64_t incomplete = 0;     // incomplete_bit flags

@@ -214,8 +214,9 @@ void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
       const std::string_view name(store.get() + pos, n);
       pos += n;
       const bool is_root = paths.size() == root_path;
+      // A path without parent beyond root_path is the top of a further root (checked below).
       if (is_root ? (parent != no_id || !name.empty())
-                  : (parent == no_id || parent >= paths.size() || !valid_component(name)))
+                  : (parent >= paths.size() || !valid_component(name)))
         fail_block(i, fmt::format("invalid path entry {}", paths.size()));
       paths.push_back({parent, name});
     }
@@ -249,13 +250,50 @@ void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
     if (d.thread_first() != threads.size() || len(d.thread_pid()) != nt ||
         len(d.thread_ppid()) != nt || len(d.thread_comm()) != nt || len(d.thread_fd_table()) != nt)
       fail_block(i, "thread table out of sequence");
+    const bool host = len(d.thread_host_tid()) == nt && len(d.thread_host_pid()) == nt &&
+                      len(d.thread_root()) == nt;  // 1.1
+    if (!host && (len(d.thread_host_tid()) || len(d.thread_host_pid()) || len(d.thread_root())))
+      fail_block(i, "thread table columns disagree in length");
     for (size_t k = 0; k < nt; ++k) {
       const uint32_t comm = d.thread_comm()->Get(k);
       if (comm >= strings.size()) fail_block(i, "thread name refers to an unknown string");
-      threads.push_back({d.thread_tid()->Get(k), d.thread_pid()->Get(k), d.thread_ppid()->Get(k),
-                         comm, d.thread_fd_table()->Get(k)});
+      thread_info t{d.thread_tid()->Get(k), d.thread_pid()->Get(k), d.thread_ppid()->Get(k),
+                    comm, d.thread_fd_table()->Get(k)};
+      if (host) {
+        t.host_tid = d.thread_host_tid()->Get(k);
+        t.host_pid = d.thread_host_pid()->Get(k);
+        t.root = d.thread_root()->Get(k);
+      }
+      threads.push_back(t);
     }
   }
+  const size_t nr = len(d.root_top());
+  if (nr) {
+    if (d.root_first() != roots.size() + 1 || len(d.root_mnt_ns()) != nr ||
+        len(d.root_dev()) != nr || len(d.root_ino()) != nr || len(d.root_where()) != nr)
+      fail_block(i, "root table out of sequence");
+    for (size_t k = 0; k < nr; ++k) {
+      const uint32_t top = d.root_top()->Get(k), where = d.root_where()->Get(k);
+      const bool first = roots.empty();
+      if (top >= paths.size() || (first ? top != root_path : paths[top].parent != no_id) ||
+          (top < root_of_top.size() && root_of_top[top]) || where >= strings.size())
+        fail_block(i, fmt::format("invalid root {}", roots.size() + 1));
+      roots.push_back({top, d.root_mnt_ns()->Get(k), d.root_dev()->Get(k), d.root_ino()->Get(k),
+                       where});
+      if (top >= root_of_top.size()) root_of_top.resize(top + 1, 0);
+      root_of_top[top] = static_cast<uint32_t>(roots.size());
+    }
+  }
+  // Every parentless path but root_path is the top of a root of this block or an earlier one.
+  for (size_t p = std::max<size_t>(checked_tops, root_path + 1); p < paths.size(); ++p)
+    if (p != root_path && paths[p].parent == no_id &&
+        (p >= root_of_top.size() || !root_of_top[p]))
+      fail_block(i, fmt::format("path {} has no parent and is no root's top", p));
+  checked_tops = paths.size();
+  for (size_t t = checked_threads; t < threads.size(); ++t)
+    if (threads[t].root > std::max<size_t>(roots.size(), 1))
+      fail_block(i, fmt::format("thread {} has an unknown root", t));
+  checked_threads = threads.size();
 }
 
 void trace_reader::impl::apply_tree(size_t i, const fb::Tree& t) {
@@ -421,18 +459,42 @@ const path_entry& trace_reader::path(path_id id) {
   return impl_->paths[id];
 }
 
+// Parents always precede children (checked on load), so these walks end.
+path_id trace_reader::top_of(path_id id) {
+  path_id p = id;
+  while (p != no_id && path(p).parent != no_id) p = path(p).parent;
+  return p;
+}
+
+uint32_t trace_reader::root_of(path_id id) {
+  const path_id top = top_of(id);
+  const auto& tops = impl_->root_of_top;
+  return top != root_path && top < tops.size() && tops[top] ? tops[top] : 1;
+}
+
 std::string trace_reader::path_string(path_id id) {
   if (id == no_id) return "";
-  if (id == root_path) return "/";
   std::vector<std::string_view> parts;
-  // Parents always precede children (checked on load), so this walk ends.
-  for (path_id p = id; p != root_path; p = path(p).parent) parts.push_back(path(p).name);
+  for (path_id p = id; path(p).parent != no_id; p = path(p).parent) parts.push_back(path(p).name);
+  if (parts.empty()) return "/";
   std::string s;
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
     s += '/';
     s += *it;
   }
   return s;
+}
+
+std::string trace_reader::placed_path(path_id id) {
+  if (id == no_id || roots().size() < 2) return path_string(id);
+  const std::string p = path_string(id);
+  const std::string top = fmt::format("/root{}", root_of(id));
+  return p == "/" ? top : top + p;
+}
+
+const std::vector<trace_root>& trace_reader::roots() {
+  impl_->load_tables();
+  return impl_->roots;
 }
 
 const std::string& trace_reader::string(string_id id) {

@@ -17,7 +17,7 @@
 namespace fsrr {
 
 inline constexpr uint16_t format_major = 1;
-inline constexpr uint16_t format_minor = 0;
+inline constexpr uint16_t format_minor = 1;  // 1.1: roots, host ids, pauses
 
 class trace_reader {
  public:
@@ -39,7 +39,14 @@ class trace_reader {
   const trace_summary& summary();
   const std::vector<tree_entry>& tree();
   size_t path_count();
-  std::string path_string(path_id id);           // "/a/b"; "" for no_id
+  // "/a/b", as the process saw it (from its root); "" for no_id.
+  std::string path_string(path_id id);
+  // Where the path is replayed and verified beneath TARGET: path_string, or with several
+  // roots, "/rootN" + path_string for a path of root N.
+  std::string placed_path(path_id id);
+  const std::vector<trace_root>& roots();  // roots()[k] is root k + 1; empty in older traces
+  uint32_t root_of(path_id id);            // the root a path belongs to, from 1
+  path_id top_of(path_id id);              // its topmost ancestor (root_path or a root's top)
   const path_entry& path(path_id id);            // throws on an unknown id
   const std::string& string(string_id id);
   const file_info& file(file_id id);

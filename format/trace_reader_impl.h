@@ -37,11 +37,14 @@ struct trace_reader::impl {
   std::string damage;
 
   size_t defs_through = 0;  // blocks whose tables, tree and counters are applied
+  size_t checked_tops = 0, checked_threads = 0;  // table entries validated against the roots
   std::vector<std::unique_ptr<char[]>> name_storage;  // path names, one blob per block
   std::vector<path_entry> paths{1};                   // index 0 is "none"
   std::vector<std::string> strings{1};
   std::vector<file_info> files{1};
   std::vector<thread_info> threads{1};
+  std::vector<trace_root> roots;            // roots[k] is root k + 1
+  std::vector<uint32_t> root_of_top;        // by path id of a top (parentless path): its root
   std::vector<tree_entry> tree;
   uint64_t lost = 0, incomplete = 0, pauses = 0, paused_ns = 0;
   std::map<std::pair<op, fd_kind>, uint64_t> nonfile;

@@ -46,11 +46,15 @@ struct pending_defs {
   std::vector<uint64_t> file_dev, file_ino;
   std::vector<uint32_t> file_gen, file_type;
   thread_id thread_first = 0;
-  std::vector<int32_t> thread_tid, thread_pid, thread_ppid;
-  std::vector<uint32_t> thread_comm, thread_fd_table;
+  std::vector<int32_t> thread_tid, thread_pid, thread_ppid, thread_host_tid, thread_host_pid;
+  std::vector<uint32_t> thread_comm, thread_fd_table, thread_root;
+  uint32_t root_first = 0;
+  std::vector<uint32_t> root_top, root_where;
+  std::vector<uint64_t> root_mnt_ns, root_dev, root_ino;
 
   bool empty() const {
-    return path_parent.empty() && string_len.empty() && file_dev.empty() && thread_tid.empty();
+    return path_parent.empty() && string_len.empty() && file_dev.empty() && thread_tid.empty() &&
+           root_top.empty();
   }
   size_t bytes() const {
     return path_names.size() + path_parent.size() * 8 + string_bytes.size() +
@@ -78,6 +82,8 @@ struct trace_writer::impl {
   bounded_intern<file_info, file_id, file_key_hash> file_ids{1u << 18};
   uint32_t files = 0;
   uint32_t threads = 0;
+  uint32_t roots = 0;
+  std::vector<path_id> root_tops;  // of roots 2, 3, ...
   std::set<int32_t> pids;
   pending_defs defs;
   uint64_t last_dev = 0, last_ino = 0;  // of the previous new file in this block
@@ -245,8 +251,34 @@ thread_id trace_writer::add_thread(const thread_info& t) {
   m.defs.thread_ppid.push_back(t.ppid);
   m.defs.thread_comm.push_back(t.comm);
   m.defs.thread_fd_table.push_back(t.fd_table);
-  m.pids.insert(t.pid);
+  m.defs.thread_host_tid.push_back(t.host_tid);
+  m.defs.thread_host_pid.push_back(t.host_pid);
+  m.defs.thread_root.push_back(t.root);
+  m.pids.insert(t.host_pid ? t.host_pid : t.pid);  // pids of two containers may be equal
   return id;
+}
+
+uint32_t trace_writer::add_root(trace_root r) {
+  auto& m = *impl_;
+  const uint32_t id = ++m.roots;
+  if (id > 1) {
+    r.top = m.new_path(no_id, fmt::format("root{}", id));
+    m.root_tops.push_back(r.top);
+  } else {
+    r.top = root_path;
+  }
+  if (m.defs.root_top.empty()) m.defs.root_first = id;
+  m.defs.root_top.push_back(r.top);
+  m.defs.root_mnt_ns.push_back(r.mnt_ns);
+  m.defs.root_dev.push_back(r.dev);
+  m.defs.root_ino.push_back(r.ino);
+  m.defs.root_where.push_back(r.where);
+  m.sum.roots = m.roots;
+  return id;
+}
+
+path_id trace_writer::root_top(uint32_t root) const {
+  return root <= 1 ? root_path : impl_->root_tops.at(root - 2);
 }
 
 void trace_writer::append(const event& e) {
@@ -332,6 +364,14 @@ void trace_writer::impl::write_block() {
     const auto tpp = fbb.CreateVector(defs.thread_ppid);
     const auto tc = fbb.CreateVector(defs.thread_comm);
     const auto tf = fbb.CreateVector(defs.thread_fd_table);
+    const auto th = fbb.CreateVector(defs.thread_host_tid);
+    const auto thp = fbb.CreateVector(defs.thread_host_pid);
+    const auto tr = fbb.CreateVector(defs.thread_root);
+    const auto rt = fbb.CreateVector(defs.root_top);
+    const auto rm = fbb.CreateVector(defs.root_mnt_ns);
+    const auto rd = fbb.CreateVector(defs.root_dev);
+    const auto ri = fbb.CreateVector(defs.root_ino);
+    const auto rw = fbb.CreateVector(defs.root_where);
     fb::DefsBuilder b(fbb);
     b.add_path_first(defs.path_first);
     b.add_path_parent(pp);
@@ -351,6 +391,15 @@ void trace_writer::impl::write_block() {
     b.add_thread_ppid(tpp);
     b.add_thread_comm(tc);
     b.add_thread_fd_table(tf);
+    b.add_thread_host_tid(th);
+    b.add_thread_host_pid(thp);
+    b.add_thread_root(tr);
+    b.add_root_first(defs.root_first);
+    b.add_root_top(rt);
+    b.add_root_mnt_ns(rm);
+    b.add_root_dev(rd);
+    b.add_root_ino(ri);
+    b.add_root_where(rw);
     defs_off = b.Finish();
   }
 

@@ -41,6 +41,10 @@ class trace_writer {
   file_id intern_file(const file_info& f);
   // Threads are not deduplicated: a reused tid after exit is a new thread.
   thread_id add_thread(const thread_info& t);
+  // A root directory (trace_root); returns its number, from 1. Root 1's top is root_path;
+  // each further root gets a top path of its own, "rootN", to intern its paths below.
+  uint32_t add_root(trace_root r);
+  path_id root_top(uint32_t root) const;
 
   void append(const event& e);
   void add_tree_entry(const tree_entry& e);

@@ -34,12 +34,56 @@ int64_t realtime_of(uint64_t monotonic_ns) {
 
 }  // namespace
 
-decoder::decoder(trace_writer& w, uint64_t clock_base, mount_table mounts)
+decoder::decoder(trace_writer& w, uint64_t clock_base, root_registry& roots)
     : w_(w),
       base_(clock_base),
       paths_(w),
       tree_(w, paths_, realtime_of(clock_base)),
-      mounts_(std::move(mounts)) {}
+      registry_(roots) {}
+
+// Roots are numbered in the order the trace meets them: root 1, whose top is root_path, is the
+// first traced process's (fsrr's own when it snapshots directories first).
+uint32_t decoder::root_for(const fsrr_root& r, int32_t pid) {
+  const root_key key = root_key::of(r);
+  for (size_t k = 0; k < roots_.size(); ++k)
+    if (roots_[k].dir->key == key) return static_cast<uint32_t>(k + 1);
+  const root_dir& dir = registry_.find_or_grab(key, pid);
+  root_state s;
+  s.dir = &dir;
+  s.number = w_.add_root({root_path, key.mnt_ns, user_dev(key.dev), key.ino,
+                          w_.intern_string(dir.where)});
+  s.top = w_.root_top(s.number);
+  s.mounts = dir.mounts;
+  paths_.add_top(s.top, dir.fd);
+  roots_.push_back(std::move(s));
+  return static_cast<uint32_t>(roots_.size());
+}
+
+decoder::root_state& decoder::root_at(path_id top) {
+  for (root_state& s : roots_)
+    if (s.top == top) return s;
+  root_for(registry_.self().key.bpf(), 0);  // a path before any root: fsrr's own
+  return roots_.front();
+}
+
+path_id decoder::top_of(const task& t) {
+  if (t.root) return roots_[t.root - 1].top;
+  return root_at(root_path).top;
+}
+
+// Below the task's root; or, for a walk that ended at the top of the mount tree whose root is
+// fsrr's own (a file opened before a chroot or an unshare), below fsrr's root, as /proc shows
+// such files. no_id for anything else.
+path_id decoder::walk_path(const task& t, const walk_view& w) {
+  if (!w.present) return no_id;
+  if (!(w.flags & FSRR_WALK_UNREACHABLE)) return paths_.from_walk(top_of(t), w.bytes);
+  if (w.flags & FSRR_WALK_RECORDER_ROOT) return paths_.from_walk(own_root_top(), w.bytes);
+  return no_id;
+}
+
+path_id decoder::own_root_top() {
+  return roots_[root_for(registry_.self().key.bpf(), 0) - 1].top;
+}
 
 void decoder::on_record(std::span<const uint8_t> record) {
   ++stats_.records;
@@ -117,9 +161,20 @@ decoder::task& decoder::task_of(int32_t tid) {
   return task_of(tid, tid, 0);  // its announcement was lost
 }
 
+// The trace has a thread's ids as it saw them, and as fsrr did (host_*).
 thread_id decoder::thread_of(task& t, int32_t tid) {
-  if (t.id == no_id)
-    t.id = w_.add_thread({tid, t.pid, t.ppid, w_.intern_string(t.comm), fds_.id_of(t.files)});
+  if (t.id == no_id) {
+    thread_info i;
+    i.host_tid = tid;
+    i.host_pid = t.pid;
+    i.tid = t.own.tid ? static_cast<int32_t>(t.own.tid) : tid;
+    i.pid = t.own.tid ? static_cast<int32_t>(t.own.pid) : t.pid;
+    i.ppid = t.own.tid ? static_cast<int32_t>(t.own.ppid) : t.ppid;
+    i.comm = w_.intern_string(t.comm);
+    i.fd_table = fds_.id_of(t.files);
+    i.root = t.root ? roots_[t.root - 1].number : root_at(root_path).number;
+    t.id = w_.add_thread(i);
+  }
   return t.id;
 }
 
@@ -128,7 +183,11 @@ void decoder::on_task(std::span<const uint8_t> record) {
   if (!h) return;
   task& t = task_of(static_cast<int32_t>(h->h.tid), static_cast<int32_t>(h->pid), h->files, h->fs);
   t.ppid = static_cast<int32_t>(h->ppid);
-  if (t.id == no_id) t.comm = comm_of(h->comm);
+  if (t.id == no_id) {
+    t.comm = comm_of(h->comm);
+    t.own = h->ids;
+  }
+  t.root = root_for(h->root, t.pid);
 }
 
 void decoder::on_fork(std::span<const uint8_t> record) {
@@ -146,8 +205,12 @@ void decoder::on_fork(std::span<const uint8_t> record) {
   child.comm = comm_of(h->comm);
   child.files = h->files;
   child.fs = h->fs;
+  child.own = h->ids;
+  child.root = root_for(h->root, pid);
   tasks_[tid] = std::move(child);
-  child_files_[tid] = h->files;
+  // The clone event is the parent's: it names the child as the parent's namespace does.
+  child_files_[{static_cast<int32_t>(h->parent_tid), static_cast<int32_t>(h->tid_for_parent)}] =
+      h->files;
 }
 
 void decoder::on_exec(std::span<const uint8_t> record) {
@@ -168,9 +231,11 @@ void decoder::on_exec(std::span<const uint8_t> record) {
   }
   task& t = task_of(tid, static_cast<int32_t>(h->pid), h->files);
   fds_.exec(h->files);
-  if (t.id == no_id) t.comm = comm_of(h->comm);
-  if (it.walk[0].present && !(it.walk[0].flags & FSRR_WALK_UNREACHABLE)) {
-    const path_id p = paths_.from_walk(it.walk[0].bytes);
+  if (t.id == no_id) {
+    t.comm = comm_of(h->comm);
+    t.own = h->ids;
+  }
+  if (const path_id p = walk_path(t, it.walk[0]); p != no_id) {
     exec_path_[tid] = p;
     if (!off_storage(p)) tree_.existed(p);
   }
@@ -189,8 +254,10 @@ void decoder::on_exit(std::span<const uint8_t> record) {
   if (h->h.flags & FSRR_EXIT_LAST_FILES) fds_.release(h->files);
   if (h->h.flags & FSRR_EXIT_LAST_FS) fds_.release_fs(h->fs);
   tasks_.erase(tid);
-  child_files_.erase(tid);
   exec_path_.erase(tid);
+  // children whose clone the trace never showed (one in flight when recording began)
+  child_files_.erase(child_files_.lower_bound({tid, INT32_MIN}),
+                     child_files_.upper_bound({tid, INT32_MAX}));
 }
 
 void decoder::on_cwd(std::span<const uint8_t> record) {
@@ -200,7 +267,8 @@ void decoder::on_cwd(std::span<const uint8_t> record) {
     ++stats_.malformed;
     return;
   }
-  if (it.walk[0].present) fds_.set_cwd(h->fs, paths_.from_walk(it.walk[0].bytes));
+  if (const path_id p = walk_path(task_of(static_cast<int32_t>(h->h.tid)), it.walk[0]); p != no_id)
+    fds_.set_cwd(h->fs, p);
 }
 
 // An fd met for the first time: inherited, opened before recording, or passed in.
@@ -217,14 +285,16 @@ void decoder::on_fd(std::span<const uint8_t> record) {
   if (t.id == no_id) {
     t.comm = comm_of(h->comm);
     t.ppid = static_cast<int32_t>(h->ppid);
+    t.own = h->ids;
   }
+  t.root = root_for(h->root, t.pid);
   if (const fd_entry* known = fds_.find(h->files, h->fd); known && known->kfile == f.file) return;
   if (const auto kind = nonfile_kind(f)) return bind_nonfile(h->files, h->fd, f, *kind);
   const file_id id = file_of(f);
   path_id path = no_id;
   const walk_view& walk = it.walk[0];
-  if (walk.present && !(walk.flags & FSRR_WALK_UNREACHABLE)) {
-    path = paths_.from_walk(walk.bytes);
+  path = walk_path(t, walk);
+  if (path != no_id) {
     if (!(walk.flags & FSRR_WALK_DELETED)) {
       const observed o = observe(f, it.attr[0], id);
       tree_.existed(path, &o);

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -19,6 +20,7 @@
 #include "path_table.h"
 #include "pseudo_fs.h"
 #include "raw_record.h"
+#include "roots.h"
 #include "trace_writer.h"
 
 namespace fsrr::recorder {
@@ -32,14 +34,16 @@ struct decoder_stats {
 class decoder {
  public:
   // `clock_base`: CLOCK_MONOTONIC ns at trace time 0 (header_info.clock_monotonic_ns);
-  // `mounts`: which paths lie on pseudo file systems.
-  decoder(trace_writer& w, uint64_t clock_base, mount_table mounts = mount_table::of_self());
+  // `roots`: the root directories of the traced processes, as fsrr holds them.
+  decoder(trace_writer& w, uint64_t clock_base, root_registry& roots);
 
   void on_record(std::span<const uint8_t> record);
   // The recording is over: what is still pending goes to the trace.
   void finish() { tree_.settle_pending(UINT64_MAX); }
 
   path_table& paths() { return paths_; }
+  // fsrr's own root, as a root of the trace: the top of paths named on its command line.
+  path_id own_root_top();
   initial_tree& tree() { return tree_; }
   const decoder_stats& stats() const { return stats_; }
   // How many objects (tasks, inodes, fds, paths, ...) the decoder holds now: what its memory
@@ -57,6 +61,15 @@ class decoder {
     uint64_t files = 0;    // files_struct *: its fd table
     uint64_t fs = 0;       // fs_struct *: its cwd
     thread_id id = no_id;  // in the trace; added at the task's first event
+    fsrr_ids own{};        // its ids as it sees them
+    uint32_t root = 0;     // index in roots_ + 1; 0: not announced
+  };
+  // A root of the trace (trace_root): what its paths hang below, and its mounts.
+  struct root_state {
+    const root_dir* dir = nullptr;
+    uint32_t number = 0;  // in the trace, from 1
+    path_id top = no_id;
+    mount_table mounts;
   };
   struct inode {
     uint32_t gen = 0;  // the kernel's i_generation, once an fd showed it
@@ -112,8 +125,13 @@ class decoder {
   bool stat_result(syscall_ctx& c, path_id p, bool follows);
   // On a pseudo file system, or a device node: counted, not replayed.
   bool off_storage(path_id p) {
-    return p != no_id && (mounts_.pseudo(paths_, p) || devices_.count(p));
+    return p != no_id && (root_at(paths_.top(p)).mounts.pseudo(paths_, p) || devices_.count(p));
   }
+  // The root a record names for its task, added to the trace when first met.
+  uint32_t root_for(const fsrr_root& r, int32_t pid);
+  root_state& root_at(path_id top);
+  path_id top_of(const task& t);  // what its absolute names and walks start from
+  path_id walk_path(const task& t, const walk_view& w);
   void emit(syscall_ctx& c);
 
   // The task a record names, with the tables the record says it uses (0: unknown).
@@ -148,13 +166,15 @@ class decoder {
   path_table paths_;
   fd_tables fds_;
   initial_tree tree_;
-  mount_table mounts_;
+  root_registry& registry_;
+  std::vector<root_state> roots_;
   std::unordered_set<path_id> devices_;  // paths a stat or open showed to be device nodes
   decoder_stats stats_;
   std::unordered_map<int32_t, task> tasks_;
   inode_map inodes_, old_inodes_;                      // see inode_at()
   std::vector<held_file> at_path_;                     // by path id
-  std::unordered_map<int32_t, uint64_t> child_files_;  // fork -> the clone event's aux
+  // (parent tid, child tid as the parent names it) -> the child's fd table: the clone's aux.
+  std::map<std::pair<int32_t, int32_t>, uint64_t> child_files_;
   std::unordered_map<int32_t, path_id> exec_path_;     // exec record -> the execve event
   struct name_hash {
     using is_transparent = void;

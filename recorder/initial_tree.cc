@@ -59,7 +59,7 @@ bool initial_tree::settled(path_id p) {
       known_[p] = 1;
       return true;
     }
-    if (q == root_path) return false;
+    if (paths_.parent(q) == q) return false;  // the top of its root
   }
 }
 
@@ -122,11 +122,14 @@ void initial_tree::settle_pending(uint64_t ts) {
 void initial_tree::settle_lookup(path_id dir) {
   for (path_id q = dir; !settled(q); q = paths_.parent(q)) {
     struct stat st;
-    if (::lstat(paths_.str(q).c_str(), &st) == 0) {
+    const int fd = paths_.open(q, O_PATH | O_NOFOLLOW);
+    const bool there = fd >= 0 && ::fstat(fd, &st) == 0;
+    if (fd >= 0) ::close(fd);
+    if (there) {
       if (S_ISDIR(st.st_mode)) existed(q, nullptr, no_id, S_IFDIR);
       return;
     }
-    if (q == root_path) return;
+    if (paths_.parent(q) == q) return;
   }
 }
 
@@ -136,7 +139,7 @@ void initial_tree::settle_lookup(path_id dir) {
 // show the change.
 void initial_tree::settle_listing(path_id dir, int64_t realtime_ns) {
   constexpr int64_t slack = 20'000'000;
-  const int fd = ::open(paths_.str(dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  const int fd = paths_.open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
   if (fd < 0) return;
   DIR* d = ::fdopendir(fd);
   if (!d) {
@@ -164,15 +167,15 @@ int initial_tree::dir_fd(path_id dir) {
   if (dir == open_dir_ && open_dir_fd_ >= 0) return open_dir_fd_;
   if (open_dir_fd_ >= 0) ::close(open_dir_fd_);
   open_dir_ = dir;
-  open_dir_fd_ = ::open(paths_.str(dir).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  open_dir_fd_ = paths_.open(dir, O_PATH | O_DIRECTORY);
   return open_dir_fd_;
 }
 
 void initial_tree::add(path_id p, const observed* o, path_id where, uint32_t type_hint) {
   const path_id at = where != no_id ? where : p;
-  const bool top = at == root_path;
+  const bool top = paths_.parent(at) == at;
   const std::string leaf(top ? std::string_view(".") : paths_.name(at));
-  const int dirfd = dir_fd(top ? root_path : paths_.parent(at));
+  const int dirfd = dir_fd(paths_.parent(at));
   const char* name = leaf.c_str();
 
   std::optional<tree_entry> e;

@@ -68,6 +68,11 @@ class initial_tree {
     if (dir == p || settled(dir) || skip(dir)) return;
     queue(dir, ts, pending::lookup);
   }
+  // `p` was there at trace time `ts`, not a symlink, and most likely a directory (readlink's
+  // EINVAL in a realpath walk): looked at when lookups are settled, added if a directory.
+  void probably_dir(path_id p, uint64_t ts) {
+    if (p != no_id && !settled(p)) queue(p, ts, pending::lookup);
+  }
   // The workload read directory `dir` (getdents) at trace time `ts`: the entries it held
   // then were part of the tree the workload saw, touched or not, so that replay lists the
   // same names. Settled a second of events later, when the entries the workload touched

@@ -1,22 +1,63 @@
 #include "path_table.h"
 
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <climits>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 namespace fsrr::recorder {
+namespace {
+
+std::string fd_path(int fd) {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink(fmt::format("/proc/self/fd/{}", fd).c_str(), buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+}  // namespace
 
 path_table::path_table(trace_writer& w) : w_(w) {
   nodes_.resize(64);
+  nodes_[root_path].top = root_path;
+}
+
+path_table::~path_table() = default;
+
+void path_table::add_top(path_id top, int root_fd) {
+  if (top >= nodes_.size()) nodes_.resize(std::max<size_t>(top + 1, nodes_.size() * 2));
+  nodes_[top].parent = no_id;
+  nodes_[top].top = top;
+  roots_[top] = {root_fd, root_fd >= 0 ? fd_path(root_fd) : std::string()};
 }
 
 path_id path_table::note(path_id id, path_id parent, std::string_view name) {
   if (id >= nodes_.size()) nodes_.resize(std::max<size_t>(id + 1, nodes_.size() * 2));
   node& n = nodes_[id];
-  if (n.parent == no_id && id != root_path) {
+  if (n.parent == no_id && n.top != id) {
     n.parent = parent;
+    n.top = top(parent);
     n.name.assign(name);
   }
   return id;
+}
+
+int path_table::open(path_id p, int flags) const {
+  const auto root = roots_.find(top(p));
+  if (root == roots_.end() || root->second.fd < 0) {
+    errno = ENOENT;
+    return -1;
+  }
+  std::string rel = str(p);
+  rel = rel == "/" ? "." : rel.substr(1);
+  open_how how{};
+  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  return static_cast<int>(::syscall(SYS_openat2, root->second.fd, rel.c_str(), &how, sizeof how));
 }
 
 path_id path_table::child(path_id parent, std::string_view name) {
@@ -33,15 +74,14 @@ path_id path_table::child(path_id parent, std::string_view name) {
 }
 
 path_id path_table::parent(path_id id) const {
-  if (id == root_path || id >= nodes_.size() || nodes_[id].parent == no_id) return root_path;
-  return nodes_[id].parent;
+  if (id >= nodes_.size()) return root_path;
+  return nodes_[id].parent == no_id ? nodes_[id].top : nodes_[id].parent;
 }
 
 std::string path_table::str(path_id id) const {
   if (id == no_id) return {};
   std::vector<const std::string*> names;
-  for (path_id p = id; p != root_path && p < nodes_.size() && nodes_[p].parent != no_id;
-       p = nodes_[p].parent)
+  for (path_id p = id; p < nodes_.size() && nodes_[p].parent != no_id; p = nodes_[p].parent)
     names.push_back(&nodes_[p].name);
   if (names.empty()) return "/";
   std::string s;
@@ -52,17 +92,19 @@ std::string path_table::str(path_id id) const {
   return s;
 }
 
-path_id path_table::from_walk(std::span<const uint8_t> walk) {
-  if (walk.empty()) return root_path;
+path_id path_table::from_walk(path_id top, std::span<const uint8_t> walk) {
+  if (walk.empty()) return top;
   const size_t leaf_len = walk[0];
   if (1 + leaf_len > walk.size()) return no_id;
   const std::string_view leaf(reinterpret_cast<const char*>(walk.data()) + 1, leaf_len);
   const std::span<const uint8_t> up = walk.subspan(1 + leaf_len);
-  // Most walks differ only in their leaf: remember directories by their walk bytes.
-  const std::string_view key(reinterpret_cast<const char*>(up.data()), up.size());
+  // Most walks differ only in their leaf: remember directories by their top and walk bytes.
+  std::string& key = walk_key_;
+  key.assign(reinterpret_cast<const char*>(&top), sizeof top);
+  key.append(reinterpret_cast<const char*>(up.data()), up.size());
   auto it = walk_dirs_.find(key);
   if (it == walk_dirs_.end()) {
-    it = walk_dirs_.emplace(std::string(key), no_id).first;
+    it = walk_dirs_.emplace(key, no_id).first;
     std::vector<std::string_view> parts;
     for (size_t at = 0; at < up.size();) {
       const size_t len = up[at];
@@ -70,7 +112,7 @@ path_id path_table::from_walk(std::span<const uint8_t> walk) {
       parts.emplace_back(reinterpret_cast<const char*>(up.data()) + at + 1, len);
       at += 1 + len;
     }
-    path_id dir = root_path;
+    path_id dir = top;
     for (auto p = parts.rbegin(); p != parts.rend(); ++p) dir = child(dir, *p);
     it->second = dir;
   }
@@ -89,32 +131,52 @@ path_id path_table::lexical(path_id base, std::string_view rel) {
   return id;
 }
 
-path_id path_table::from_absolute(std::string_view path) {
-  return lexical(root_path, path);
+path_id path_table::from_absolute(path_id top, std::string_view path) {
+  return lexical(top, path);
 }
 
+// Where the kernel took `dir` (relative to `base`) to: resolved beneath the root's directory,
+// then read back from /proc/self/fd, which shows it as fsrr sees it, below the root's own.
 path_id path_table::resolve_dir(path_id base, std::string_view dir) {
   std::string key = std::to_string(base);
   key += '/';
   key += dir;
   if (auto it = dirs_.find(key); it != dirs_.end()) return it->second;
-  std::string full = dir.front() == '/' ? std::string(dir) : str(base) + "/" + std::string(dir);
-  char real[PATH_MAX];
-  if (!::realpath(full.c_str(), real)) return lexical(base, dir);  // not there (yet): as written
-  const path_id id = from_absolute(real);
+  const path_id t = top(base);
+  const auto root = roots_.find(t);
+  const std::string full =
+      dir.front() == '/' ? std::string(dir) : str(base) + "/" + std::string(dir);
+  int fd = -1;
+  if (root != roots_.end() && root->second.fd >= 0) {
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    fd = static_cast<int>(
+        ::syscall(SYS_openat2, root->second.fd, full.c_str() + (full[0] == '/'), &how, sizeof how));
+  }
+  if (fd < 0) return lexical(base, dir);  // not there (yet): as written
+  std::string real = fd_path(fd);
+  ::close(fd);
+  const std::string& from = root->second.seen_as;
+  if (from != "/") {
+    if (real.compare(0, from.size(), from) != 0 || (real.size() > from.size() && real[from.size()] != '/'))
+      return lexical(base, dir);  // not below the root as fsrr sees it: take it as written
+    real.erase(0, from.size());
+  }
+  const path_id id = from_absolute(t, real.empty() ? "/" : real);
   dirs_.emplace(std::move(key), id);
   return id;
 }
 
 path_id path_table::resolve(path_id base, std::string_view name) {
   if (name.empty()) return base;
-  if (name.front() == '/') base = root_path;
+  if (name.front() == '/') base = top(base);
   while (name.size() > 1 && name.back() == '/') name.remove_suffix(1);
   const size_t slash = name.rfind('/');
   if (slash == std::string_view::npos) return child(base, name);
   const std::string_view dir = name.substr(0, slash);
   const std::string_view leaf = name.substr(slash + 1);
-  const path_id d = dir.empty() ? root_path : resolve_dir(base, dir);
+  const path_id d = dir.empty() ? top(base) : resolve_dir(base, dir);
   return child(d, leaf);
 }
 

@@ -1,6 +1,8 @@
 // Paths as the trace stores them (ids in the writer's path table), plus what the recorder
 // needs on top: each id's parent and name, paths from in-kernel walks, and names a
-// syscall got resolved against a directory the way the kernel resolved them.
+// syscall got resolved against a directory the way the kernel resolved them. Every path
+// belongs to a root (trace_root): it hangs below that root's top and is looked at the way
+// the root's processes see it, beneath the root's directory.
 #pragma once
 
 #include <cstdint>
@@ -18,10 +20,16 @@ namespace fsrr::recorder {
 class path_table {
  public:
   explicit path_table(trace_writer& w);
+  ~path_table();
+
+  // A root's top (root_path, or trace_writer::root_top) and its directory, an O_PATH fd the
+  // table does not own (-1: none; names are then taken as written).
+  void add_top(path_id top, int root_fd);
+  path_id top(path_id id) const { return id < nodes_.size() ? nodes_[id].top : root_path; }
 
   path_id child(path_id parent, std::string_view name);  // "." and ".." are taken lexically
-  path_id parent(path_id id) const;
-  std::string str(path_id id) const;  // "/a/b"
+  path_id parent(path_id id) const;                      // a top is its own parent
+  std::string str(path_id id) const;                     // "/a/b", from its root
   std::string_view name(path_id id) const {
     return id < nodes_.size() ? std::string_view(nodes_[id].name) : std::string_view();
   }
@@ -30,10 +38,14 @@ class path_table {
     return nodes_.size() + walk_dirs_.size() + dirs_.size() + children_.size();
   }
 
-  // A path from a BPF walk: components leaf first, each a length byte and the name.
-  path_id from_walk(std::span<const uint8_t> walk);
-  // Lexical: "/a/./b/../c" -> /a/c.
-  path_id from_absolute(std::string_view path);
+  // A path from a BPF walk below `top`: components leaf first, each a length byte and the name.
+  path_id from_walk(path_id top, std::span<const uint8_t> walk);
+  // Lexical: "/a/./b/../c" -> /a/c, below `top`.
+  path_id from_absolute(path_id top, std::string_view path);
+
+  // Opens `p` as its root's processes would (openat2 RESOLVE_IN_ROOT beneath the root's
+  // directory, O_CLOEXEC added): the fd, or -1 with errno set.
+  int open(path_id p, int flags) const;
 
   // `name` as a syscall resolves it against directory `base` (ignored for absolute names):
   // symlinks among the leading components are followed (the final one never is), so the
@@ -45,6 +57,7 @@ class path_table {
  private:
   struct node {
     path_id parent = no_id;
+    path_id top = root_path;
     std::string name;
   };
   path_id note(path_id id, path_id parent, std::string_view name);
@@ -63,8 +76,14 @@ class path_table {
   // met many times, and the writer's own table builds a string key for each lookup.
   std::unordered_map<uint64_t, path_id> children_;
   std::unordered_map<std::string, path_id, key_hash, std::equal_to<>>
-      walk_dirs_;                                  // walk bytes of a directory
+      walk_dirs_;                                  // top + walk bytes of a directory
+  std::string walk_key_;
   std::unordered_map<std::string, path_id> dirs_;  // base id + '/' + dir part -> id
+  struct root_dir {
+    int fd = -1;
+    std::string seen_as;  // the directory's own path as /proc/self/fd shows it to fsrr
+  };
+  std::unordered_map<path_id, root_dir> roots_;  // by top
 };
 
 }  // namespace fsrr::recorder

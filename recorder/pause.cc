@@ -20,8 +20,9 @@ uint64_t monotonic_ns() {
 
 }  // namespace
 
-pause_keeper::pause_keeper(int paused_map, uint64_t resume_below)
-    : map_(paused_map), resume_below_(resume_below) {}
+pause_keeper::pause_keeper(int paused_map, uint64_t resume_below,
+                           std::function<void(pid_t)> hold_root)
+    : map_(paused_map), resume_below_(resume_below), hold_root_(std::move(hold_root)) {}
 
 pause_keeper::~pause_keeper() {
   resume_all();
@@ -31,17 +32,18 @@ void pause_keeper::after_pass(uint64_t pending) {
   std::lock_guard lock(mu_);
   uint32_t key;
   if (bpf_map_get_next_key(map_, nullptr, &key) != 0) return;  // nobody is stopped
-  if (pending < resume_below_) resume_locked(monotonic_ns());
+  resume_locked(monotonic_ns(), pending < resume_below_);
 }
 
 void pause_keeper::resume_all() {
   std::lock_guard lock(mu_);
-  resume_locked(monotonic_ns());
+  resume_locked(monotonic_ns(), true);
 }
 
 // Each entry is deleted before its SIGCONT: a program that stops the process again meanwhile
 // either sent its SIGSTOP first (the SIGCONT undoes it) or adds the entry back (next pass).
-void pause_keeper::resume_locked(uint64_t now) {
+// Only waiting for the ring counts as a pause: a root is held within the pass.
+void pause_keeper::resume_locked(uint64_t now, bool drained) {
   std::vector<uint32_t> tgids;
   uint64_t since = now;
   uint32_t key, next;
@@ -52,8 +54,11 @@ void pause_keeper::resume_locked(uint64_t now) {
   }
   for (uint32_t tgid : tgids) {
     fsrr_pause p{};
-    if (bpf_map_lookup_and_delete_elem(map_, &tgid, &p) != 0) continue;
-    since = std::min<uint64_t>(since, p.since);
+    if (bpf_map_lookup_elem(map_, &tgid, &p) != 0) continue;
+    if ((p.reasons & FSRR_PAUSE_BACKLOG) && !drained) continue;
+    if (p.reasons & FSRR_PAUSE_ROOT) hold_root_(static_cast<pid_t>(tgid));
+    if (bpf_map_delete_elem(map_, &tgid) != 0) continue;
+    if (p.reasons & FSRR_PAUSE_BACKLOG) since = std::min<uint64_t>(since, p.since);
     ::kill(static_cast<pid_t>(tgid), SIGCONT);
   }
   if (since < now) {

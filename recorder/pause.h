@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 
 namespace fsrr::recorder {
@@ -17,9 +18,10 @@ struct pause_stats {
 
 class pause_keeper {
  public:
-  // `paused_map`: the programs' `paused` map. Processes are continued once fewer than
-  // `resume_below` bytes are left in the ring.
-  pause_keeper(int paused_map, uint64_t resume_below);
+  // `paused_map`: the programs' `paused` map. Processes that wait for the ring are continued
+  // once fewer than `resume_below` bytes are left in it; those that wait for their root once
+  // `hold_root(tgid)` has returned.
+  pause_keeper(int paused_map, uint64_t resume_below, std::function<void(pid_t)> hold_root);
   ~pause_keeper();  // continues whatever is still stopped: never leave the workload stopped
 
   // On the drain thread, after each pass, with the bytes still in the ring.
@@ -29,10 +31,11 @@ class pause_keeper {
   pause_stats stats() const;
 
  private:
-  void resume_locked(uint64_t now);
+  void resume_locked(uint64_t now, bool drained);
 
   int map_;
   uint64_t resume_below_;
+  std::function<void(pid_t)> hold_root_;
   mutable std::mutex mu_;
   pause_stats stats_;
 };

@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,24 @@ bool kernel_btf_is_build_btf() {
   return fsrr_btf_hash_end(&h) == FSRR_BTF_HASH;
 }
 
+// fsrr's pid namespace: how deep it is (NSpid lists a pid per level, the initial one first)
+// and its inode. Pids fsrr reads and writes are in it; the programs translate theirs.
+std::pair<uint32_t, uint32_t> own_pid_namespace() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  uint32_t level = 0;
+  while (std::getline(status, line))
+    if (line.rfind("NSpid:", 0) == 0) {
+      std::istringstream ids(line.substr(6));
+      uint64_t id;
+      while (ids >> id) ++level;
+      level = level ? level - 1 : 0;
+    }
+  struct stat ns {};
+  if (::stat("/proc/self/ns/pid", &ns) != 0) throw trace_error("cannot read /proc/self/ns/pid");
+  return {level, static_cast<uint32_t>(ns.st_ino)};
+}
+
 }  // namespace
 
 template <class Skel>
@@ -100,6 +120,7 @@ void probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
           skel->maps.counters,
           skel->maps.iter_tgids,
           skel->maps.paused,
+          skel->maps.roots,
           skel->progs.fsrr_sys_enter,
           skel->progs.fsrr_sys_exit,
           skel->progs.fsrr_fork,
@@ -108,6 +129,10 @@ void probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
           skel->progs.fsrr_task_files};
   auto& ro = *skel->rodata;
   ro.targ_self_tgid = static_cast<uint32_t>(::getpid());
+  const auto [level, ino] = own_pid_namespace();
+  ro.targ_pidns_level = level;
+  ro.targ_pidns_ino = ino;
+  ro.targ_self_mnt_id = options.self_mnt_id;
   ro.targ_all = options.all;
   // Woken when an eighth of the ring buffer may be waiting, whichever CPUs sent it.
   const int cpus = libbpf_num_possible_cpus();
@@ -213,6 +238,11 @@ int probes::ring_fd() const {
 
 int probes::paused_fd() const {
   return bpf_map__fd(bpf_.paused);
+}
+
+void probes::add_root(const fsrr_root& root) {
+  const uint8_t one = 1;
+  bpf_map_update_elem(bpf_map__fd(bpf_.roots), &root, &one, BPF_ANY);
 }
 
 std::vector<uint64_t> probes::counter(uint32_t which) const {

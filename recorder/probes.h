@@ -9,6 +9,8 @@
 #include <span>
 #include <vector>
 
+#include "fsrr.h"
+
 struct bpf_map;
 struct bpf_object_open_opts;
 struct bpf_object_skeleton;
@@ -22,6 +24,7 @@ struct probe_options {
   bool read_open_files = false;       // read_open_files() will be called (--pid)
   bool portable = false;              // the CO-RE build even where the exact one fits (tests)
   bool pause = true;                  // stop a process rather than lose its events
+  uint32_t self_mnt_id = 0;           // the mount whose root is fsrr's "/" (0: it has none)
 };
 
 // Receives a record. The bytes are valid during the call only.
@@ -44,6 +47,8 @@ class probes {
   int ring_fd() const;  // the ring buffer map (pollable; see drain.h)
   uint64_t ring_size() const { return ring_bytes_; }
   int paused_fd() const;  // the `paused` map (pause.h)
+  // A root fsrr holds (roots.h): its processes no longer wait for it.
+  void add_root(const fsrr_root& root);
 
   // Per-CPU totals of an fsrr_counter, indexed by CPU.
   std::vector<uint64_t> counter(uint32_t which) const;
@@ -62,7 +67,7 @@ class probes {
     void* skeleton = nullptr;  // fsrr_bpf or fsrr_exact_bpf
     bpf_object_skeleton* object = nullptr;
     bpf_map *events = nullptr, *state = nullptr, *counters = nullptr, *iter_tgids = nullptr,
-            *paused = nullptr;
+            *paused = nullptr, *roots = nullptr;
     bpf_program *sys_enter = nullptr, *sys_exit = nullptr, *fork = nullptr, *exec = nullptr,
                 *exit = nullptr, *task_files = nullptr;
   };

@@ -81,9 +81,9 @@ std::span<const uint32_t> pseudo_fs_magics() {
   return magics;
 }
 
-mount_table mount_table::of_self() {
+mount_table mount_table::of(const std::string& mountinfo) {
   mount_table t;
-  std::ifstream in("/proc/self/mountinfo");
+  std::ifstream in(mountinfo);
   std::string line;
   while (std::getline(in, line)) {
     // id parent major:minor root mount_point options [optional...] - type source options
@@ -129,7 +129,7 @@ void mount_table::classify(const path_table& paths, path_id p) {
     if (q < class_of_.size() && class_of_[q]) break;
     chain.push_back(q);
     top = std::max(top, q);
-    if (q == root_path) break;
+    if (paths.parent(q) == q) break;  // a top: its root's "/"
   }
   if (top >= class_of_.size()) {
     class_of_.resize(top + 1024, 0);
@@ -137,7 +137,7 @@ void mount_table::classify(const path_table& paths, path_id p) {
   }
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     const path_id q = *it;
-    if (q == root_path) {
+    if (paths.parent(q) == q) {
       node_of_[q] = 0;
       class_of_[q] = nodes_[0].pseudo == 1 ? 2 : 1;
       continue;

@@ -23,12 +23,14 @@ std::span<const uint32_t> pseudo_fs_magics();
 // Which mounts hold pseudo file systems, and so which paths lie on one.
 class mount_table {
  public:
-  // The mounts of this process's namespace (/proc/self/mountinfo).
-  static mount_table of_self();
+  // The mounts a process sees, from its /proc/PID/mountinfo: mount points from its root.
+  static mount_table of(const std::string& mountinfo);
+  static mount_table of_self() { return of("/proc/self/mountinfo"); }
 
   // A mount at `mount_point` (absolute); a later mount at the same place hides an earlier one.
   void add(std::string_view mount_point, std::string_view fs_type);
-  // Whether `p` lies on a pseudo file system; the answer is cached per path id.
+  // Whether `p` lies on a pseudo file system; the answer is cached per path id. Paths are
+  // taken from their top (root_path, or another root's), whose mounts these are.
   bool pseudo(const path_table& paths, path_id p);
 
  private:

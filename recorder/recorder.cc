@@ -134,16 +134,20 @@ class recording {
   recording(const record_options& o, const header_info& header)
       : o_(o),
         writer_(o.output, header, writer_options{.overwrite = o.overwrite}),
-        dec_(writer_, header.clock_monotonic_ns) {
+        dec_(writer_, header.clock_monotonic_ns, roots_) {
     writer_.add_clock_pair(header.clock_monotonic_ns, header.clock_realtime_ns);
   }
 
   void start(uint64_t ring_bytes) {
     if (!o_.command.empty()) cmd_.emplace(o_.command);
+    const root_dir& self = roots_.self();
     bpf_.emplace(
-        probe_options{o_.all, ring_bytes, !o_.pids.empty(), o_.portable_bpf, !o_.lossy},
+        probe_options{o_.all, ring_bytes, !o_.pids.empty(), o_.portable_bpf, !o_.lossy,
+                      self.mount_root ? self.key.mnt_id : 0},
         [this](std::span<const uint8_t> r) { dec_.on_record(r); });
-    pauses_.emplace(bpf_->paused_fd(), ring_bytes / 8);
+    roots_.on_new([this](const root_key& k) { bpf_->add_root(k.bpf()); });
+    pauses_.emplace(bpf_->paused_fd(), ring_bytes / 8,
+                    [this](pid_t pid) { roots_.grab(pid); });
     drain_.emplace(bpf_->ring_fd(), bpf_->ring_size(), o_.queue_bytes,
                    [this](uint64_t pending) { pauses_->after_pass(pending); });
     if (cmd_ && !bpf_->trace_thread(cmd_->pid()))
@@ -152,13 +156,15 @@ class recording {
       const int fd = static_cast<int>(::syscall(SYS_pidfd_open, p, 0));
       if (fd < 0) throw trace_error(fmt::format("--pid {}: {}", p, std::strerror(errno)));
       pidfds_.fds.push_back(fd);
+      roots_.grab(p);  // held before its first syscall asks for it
       for (pid_t t : threads_of(p)) bpf_->trace_thread(t);
     }
     for (const auto& dir : o_.snapshot_dirs) {
       char real[PATH_MAX];
       if (!::realpath(dir.c_str(), real))
         throw trace_error(fmt::format("cannot snapshot {}: {}", dir, std::strerror(errno)));
-      dec_.tree().cover(dec_.paths().from_absolute(real));
+      // fsrr's own root, root 1: snapshot_tree writes below root_path
+      dec_.tree().cover(dec_.paths().from_absolute(dec_.own_root_top(), real));
       snapshot_tree(writer_, real);
     }
     if (!o_.pids.empty()) bpf_->read_open_files(o_.pids);  // fds open before recording
@@ -260,6 +266,7 @@ class recording {
 
   const record_options& o_;
   trace_writer writer_;
+  root_registry roots_;
   decoder dec_;
   std::optional<held_command> cmd_;
   std::optional<probes> bpf_;

@@ -131,7 +131,7 @@ bool decoder::fd_op(syscall_ctx& c, int slot, int64_t fd) {
 path_id decoder::path_arg(syscall_ctx& c, int slot) {
   const auto& name = c.it.str[slot];
   if (!name) return no_id;
-  path_id base = root_path;
+  path_id base = top_of(c.t);
   if (name->empty() || name->front() != '/') {
     const uint8_t dirfd_arg = c.cap.dirfd[slot];
     const int dirfd = dirfd_arg ? static_cast<int>(c.h.args[dirfd_arg - 1]) : AT_FDCWD;
@@ -144,7 +144,7 @@ path_id decoder::path_arg(syscall_ctx& c, int slot) {
     }
     if (base == no_id) {
       unresolved();
-      base = root_path;
+      base = top_of(c.t);
     }
   }
   return paths_.resolve(base, *name);
@@ -234,8 +234,8 @@ void decoder::decode_open(syscall_ctx& c) {
   }
   e.file = file_of(*f);
   const walk_view& walk = c.it.walk[2];
-  const bool walked = walk.present && !(walk.flags & FSRR_WALK_UNREACHABLE);
-  e.path = walked ? paths_.from_walk(walk.bytes) : path_arg(c, 0);
+  e.path = walk_path(c.t, walk);
+  if (e.path == no_id) e.path = path_arg(c, 0);
   if (f->f_mode & fmode_created) {
     tree_.created(e.path);
   } else if (!(walk.flags & FSRR_WALK_DELETED)) {
@@ -475,7 +475,8 @@ void decoder::decode_process(syscall_ctx& c) {
       uint64_t flags = 0;
       if (e.kind == op::clone3 && user_as(c.it.user, flags)) e.flags = static_cast<uint32_t>(flags);
       if (e.result > 0) {
-        if (auto it = child_files_.find(static_cast<int32_t>(e.result)); it != child_files_.end()) {
+        if (auto it = child_files_.find({tid, static_cast<int32_t>(e.result)});
+            it != child_files_.end()) {
           e.aux = fds_.id_of(it->second);
           child_files_.erase(it);
         }
@@ -679,6 +680,10 @@ void decoder::decode_other(syscall_ctx& c) {
   if (path_op) {
     if (const held_file h = held(e.path); h.id != no_id) e.file = h.id;
     if (ok) tree_.existed(e.path);
+    // readlink's EINVAL: something that is not a symlink is there, most often a directory of
+    // a realpath walk: looked at a second later, when its children are known.
+    if (e.result == -EINVAL && (e.kind == op::readlink || e.kind == op::readlinkat))
+      tree_.probably_dir(e.path, e.ts);
   }
   emit(c);
 }

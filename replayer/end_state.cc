@@ -69,7 +69,7 @@ class model {
     }
     for (const tree_entry& e : r_.tree())
       if (e.file)
-        if (node* n = find(r_.path_string(e.path))) files_[e.file] = n->obj;
+        if (node* n = find(r_.placed_path(e.path))) files_[e.file] = n->obj;
   }
 
   void apply(const event& e) {
@@ -175,7 +175,7 @@ class model {
     return v;
   }
 
-  std::string path(path_id id) { return id ? r_.path_string(id) : std::string(); }
+  std::string path(path_id id) { return id ? r_.placed_path(id) : std::string(); }
 
   node* find(const std::string& p) {
     node* n = &root_;

@@ -68,12 +68,14 @@ bool is_count_result(op k) {
 
 namespace {
 
-// The trace path of `p` without its leading "/" for "/" itself.
+// The placed trace path of `p` (trace_reader::placed_path) without its leading "/" for "/"
+// itself. A top's `last` is empty, or with several roots its root's "rootN".
 void append_trace_path(const resolved_path& p, std::string& out) {
-  if (!p.up) return;
-  append_trace_path(*p.up, out);
-  out += '/';
-  out += p.last;
+  if (p.up) append_trace_path(*p.up, out);
+  if (p.up || !p.last.empty()) {
+    out += '/';
+    out += p.last;
+  }
 }
 
 }  // namespace
@@ -93,13 +95,18 @@ const resolved_path* path_cache::get(path_id id) {
   if (id == no_id || id >= index_.size()) return nullptr;
   if (index_[id]) return index_[id];
   const path_entry& entry = reader_.path(id);
-  const resolved_path* up = id == root_path ? nullptr : get(entry.parent);
+  const bool top = entry.parent == no_id;
+  const resolved_path* up = top ? nullptr : get(entry.parent);
   resolved_path& p = entries_.emplace_back();
   p.parent = entry.parent;
   p.up = up;
   p.last = entry.name;
+  if (top && id == root_path && reader_.roots().size() > 1) p.last = "root1";
   scratch_.clear();
-  if (up) {
+  if (top && !p.last.empty()) {
+    scratch_ = '/';
+    scratch_ += p.last;
+  } else if (up) {
     auto cached = std::find_if(parents_.begin(), parents_.end(),
                                [&](const parent_path& c) { return c.id == entry.parent; });
     if (cached == parents_.end()) {

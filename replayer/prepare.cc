@@ -59,7 +59,7 @@ class worker {
   // A later name of a hard-linked inode whose first name is `first`.
   void create_link(const tree_entry& e, const tree_entry& first) {
     auto at = place(e);
-    auto from_at = target_.locate(trace_.path_string(first.path));
+    auto from_at = target_.locate(trace_.placed_path(first.path));
     if (!at || !from_at) return;
     std::string from_name, to_name;
     const int from = target_.open_parent(*from_at, from_name);
@@ -77,7 +77,7 @@ class worker {
   }
 
   void finish_dir(const tree_entry& e) {
-    auto at = target_.locate(trace_.path_string(e.path));
+    auto at = target_.locate(trace_.placed_path(e.path));
     if (!at) return;  // reported when it was created
     const int fd = target_.open(*at, O_RDONLY | O_DIRECTORY);
     if (fd < 0) return error(e, "open directory", -fd);
@@ -91,12 +91,12 @@ class worker {
     ++r.errors;
     if (r.first_errors.size() < 10)
       r.first_errors.push_back(
-          fmt::format("{}: {}: {}", trace_.path_string(e.path), what, std::strerror(err)));
+          fmt::format("{}: {}: {}", trace_.placed_path(e.path), what, std::strerror(err)));
   }
 
   // The entry's place beneath the target, with its parent directories in place.
   std::optional<target_root::location> place(const tree_entry& e) {
-    auto at = target_.locate(trace_.path_string(e.path));
+    auto at = target_.locate(trace_.placed_path(e.path));
     if (!at) {
       error(e, "path is not confined to the target", EPERM);
       return std::nullopt;

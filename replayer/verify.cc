@@ -65,7 +65,7 @@ expected_state expected_from_tree(trace_reader& trace) {
     x.link_group = e.link_group;
     for (const auto& a : e.xattrs) x.xattrs.emplace_back(trace.string(a.name), a.size);
     std::sort(x.xattrs.begin(), x.xattrs.end());
-    s[trace.path_string(e.path)] = std::move(x);
+    s[trace.placed_path(e.path)] = std::move(x);
   }
   return s;
 }

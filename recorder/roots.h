@@ -1,0 +1,67 @@
+// The roots traced processes have (fs->root: a chroot, a container's root), held open so that
+// the recorder looks at what they see: the initial tree, the directory a name resolves in,
+// the mounts. A process announcing a root the recorder does not hold waits, stopped, until it
+// holds it (FSRR_PAUSE_ROOT): its short life cannot take the root away first.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "fsrr.h"
+#include "pseudo_fs.h"
+
+namespace fsrr::recorder {
+
+// A root as both sides name it (struct fsrr_root).
+struct root_key {
+  uint64_t ino = 0;
+  uint32_t dev = 0;  // kernel encoding, major << 20 | minor
+  uint32_t mnt_id = 0;
+  uint32_t mnt_ns = 0;
+  bool operator==(const root_key&) const = default;
+  static root_key of(const fsrr_root& r) { return {r.ino, r.dev, r.mnt_id, r.mnt_ns}; }
+  fsrr_root bpf() const { return {ino, dev, mnt_id, mnt_ns, 0}; }
+};
+
+struct root_dir {
+  root_key key;
+  int fd = -1;         // O_PATH directory; -1: its processes were gone before it could be opened
+  int ns_fd = -1;      // its mount namespace, held so that its mounts outlive its processes
+  std::string where;   // as fsrr sees it ("/srv/jail"; "/" for another mount namespace's top)
+  bool mount_root = false;  // the root of its mount (no chroot below it)
+  mount_table mounts;  // the processes' mounts, mount points from this root
+};
+
+class root_registry {
+ public:
+  root_registry();  // holds fsrr's own root
+  ~root_registry();
+  root_registry(const root_registry&) = delete;
+  root_registry& operator=(const root_registry&) = delete;
+
+  // The root process `pid` (as fsrr sees it) has now, opened and held if new; nullptr if the
+  // process is gone. Thread-safe, as is everything here.
+  const root_dir* grab(pid_t pid);
+  // The root a record names: held already, or grabbed from `pid` if it still has it, or else
+  // known by its key alone (fd -1).
+  const root_dir& find_or_grab(const root_key& key, pid_t pid);
+  const root_dir& self() const { return dirs_.front(); }
+
+  // Told each root as it is added (the programs' `roots` map).
+  void on_new(std::function<void(const root_key&)> f);
+
+ private:
+  const root_dir* find_locked(const root_key& key) const;
+  const root_dir& add_locked(root_dir d);
+
+  mutable std::mutex mu_;
+  std::deque<root_dir> dirs_;  // never moves an element: callers keep pointers
+  std::function<void(const root_key&)> on_new_;
+};
+
+}  // namespace fsrr::recorder
