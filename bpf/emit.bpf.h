@@ -100,16 +100,16 @@ static __always_inline void rec__attr(struct rec* r, __u8 slot, __u64 fptr) {
 
 /* `path` is the kernel's struct path *; the walk ends at the root of `task` (its fs->root;
  * without one, exiting, its mount namespace's top). All are read as numbers, which is what a
- * global function takes. */
-static __always_inline void rec__walk(struct rec* r, __u8 slot, const struct path* path,
-                                      __u64 task) {
+ * global function takes. Returns the walk's flags, -1 if there was no room for it. */
+static __always_inline int rec__walk(struct rec* r, __u8 slot, const struct path* path,
+                                     __u64 task) {
   struct task_struct* t = KPTR(task_struct, task);
   __u32 p = rec__item(r, FSRR_I_WALK, slot, FSRR_PATH_MAX);
   __u64 root_mnt = 0, root_dentry = 0;
   struct mount* top;
   int res;
 
-  if (!p) return;
+  if (!p) return -1;
   if (t->fs) {
     root_mnt = load_ulong((__u64)&t->fs->root.mnt);
     root_dentry = load_ulong((__u64)&t->fs->root.dentry);
@@ -122,23 +122,30 @@ static __always_inline void rec__walk(struct rec* r, __u8 slot, const struct pat
   res = walk__path(load_ulong((__u64)&path->mnt), load_ulong((__u64)&path->dentry), root_mnt,
                    root_dentry, r->slot << 16 | (p & 0xffff));
   rec__commit(r, p, res & 0xffff, res >> 16);
+  return res >> 16;
 }
 
-static __always_inline void rec__file_walk(struct rec* r, __u8 slot, __u64 fptr, __u64 task) {
-  rec__walk(r, slot, &KPTR(file, fptr)->f_path, task);
+static __always_inline int rec__file_walk(struct rec* r, __u8 slot, __u64 fptr, __u64 task) {
+  return rec__walk(r, slot, &KPTR(file, fptr)->f_path, task);
+}
+
+/* Whether a walk with these flags shows a file outside the --path directories for certain:
+ * it was walked up to the task's root and passed none of them. */
+static __always_inline bool walk__outside(int flags) {
+  return targ_npaths && flags >= 0 &&
+         !(flags & (FSRR_WALK_INSIDE | FSRR_WALK_UNREACHABLE | FSRR_WALK_TRUNCATED));
 }
 
 /* A file just opened by the current task: all of it, and for a file on storage its inode
- * state and path. */
-static __always_inline void rec__new_file(struct rec* r, __u8 slot, __u64 fptr) {
+ * state and path. Returns whether it lies outside the --path directories. */
+static __always_inline bool rec__new_file(struct rec* r, __u8 slot, __u64 fptr) {
   struct fsrr_file f;
 
   extract__file(fptr, &f);
   rec__file(r, slot, &f);
-  if (storage_file(&f)) {
-    rec__attr(r, slot, fptr);
-    rec__file_walk(r, slot, fptr, (__u64)bpf_get_current_task_btf());
-  }
+  if (!storage_file(&f)) return false;
+  rec__attr(r, slot, fptr);
+  return walk__outside(rec__file_walk(r, slot, fptr, (__u64)bpf_get_current_task_btf()));
 }
 
 /* A NUL-terminated user string, stored without its NUL. Returns its first byte, or -1. */

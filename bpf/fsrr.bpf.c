@@ -47,9 +47,11 @@ static __always_inline void pause_self(struct task_struct* task, __u32 reason) {
 }
 
 /* Sends an FSRR_REC_FD record: what fd refers to, with its path and inode state if it is a
- * file on storage. A global function: the verifier checks it once, not at every call. */
+ * file on storage. Returns 0 if it was lost, 1 if sent, 2 if sent for a file outside the
+ * --path directories. A global function: the verifier checks it once, not at every call. */
 __noinline int send_fd(__s64 fd, __u64 fptr, __u32 slot, __u64 ts) {
   struct task_struct* task = KPTR(task_struct, bpf_get_current_task_btf());
+  bool outside = false;
   struct fsrr_file f;
   struct fsrr_fd* h;
   struct rec r;
@@ -67,20 +69,28 @@ __noinline int send_fd(__s64 fd, __u64 fptr, __u32 slot, __u64 ts) {
   rec__file(&r, 0, &f);
   if (storage_file(&f)) {
     rec__attr(&r, 0, fptr);
-    rec__file_walk(&r, 0, fptr, (__u64)task);
+    outside = walk__outside(rec__file_walk(&r, 0, fptr, (__u64)task));
   }
-  return rec__send(&r);
+  return rec__send(&r) ? 1 + outside : 0;
 }
 
 static __always_inline struct fd_memo* memo_of(struct task_state* s, long fd) {
   return &s->seen[fd & (FSRR_FD_CACHE - 1)];
 }
 
-static __always_inline void note_fd(struct task_state* s, long fd, __u64 fptr) {
+static __always_inline void note_fd(struct task_state* s, long fd, __u64 fptr, bool outside) {
   struct fd_memo* m = memo_of(s, fd);
 
   m->fd = fd;
   m->file = fptr;
+  m->outside = outside;
+}
+
+/* Whether this thread knows fd for a file outside the --path directories. */
+static __always_inline bool fd_outside(struct task_state* s, long fd, __u64 fptr) {
+  struct fd_memo* m = memo_of(s, fd);
+
+  return fptr && m->fd == fd && m->file == fptr && m->outside;
 }
 
 /* The file behind fd; first described to the recorder if this thread has not done so
@@ -89,8 +99,10 @@ static __always_inline __u64 describe_fd(struct task_struct* task, struct task_s
                                          __u32 slot, __u64 ts) {
   __u64 fptr = extract__fd_file(task, fd);
   struct fd_memo* m = memo_of(s, fd);
+  int sent;
 
-  if (fptr && (m->fd != fd || m->file != fptr) && send_fd(fd, fptr, slot, ts)) note_fd(s, fd, fptr);
+  if (fptr && (m->fd != fd || m->file != fptr) && (sent = send_fd(fd, fptr, slot, ts)))
+    note_fd(s, fd, fptr, sent == 2);
   return fptr;
 }
 
@@ -100,6 +112,7 @@ static __always_inline void forget_fds(struct task_state* s) {
   for (i = 0; i < FSRR_FD_CACHE; i++) {
     s->seen[i].fd = 0;
     s->seen[i].file = 0;
+    s->seen[i].outside = 0;
   }
 }
 
@@ -160,9 +173,10 @@ int BPF_PROG(fsrr_sys_enter, struct pt_regs* ctx_regs, long id) {
   if (!compat && ((__u64)id >= FSRR_MAX_SYSCALLS || !targ_sc[id].record)) return 0;
   s = bpf_task_storage_get(&state, cur, 0, 0);
   if (!s) {
-    if (!targ_all || extract__host_tgid(KPTR(task_struct, cur)) == targ_self_tgid ||
+    if (!(targ_all || (targ_cgroup && bpf_current_task_under_cgroup(&cgroup_of, 0) == 1)) ||
+        extract__host_tgid(KPTR(task_struct, cur)) == targ_self_tgid ||
         !extract__host_tid(KPTR(task_struct, cur)))
-      return 0; /* the recorder, or a task outside its pid namespace */
+      return 0; /* not followed, the recorder, or a task outside its pid namespace */
     s = bpf_task_storage_get(&state, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!s) {
       count(FSRR_C_NOSTATE);
@@ -275,8 +289,7 @@ __noinline int exit_result(struct task_state* s, __u64 nr, __s64 ret, __u64 ts) 
     case FSRR_K_OPEN:
       if (ret < 0) break;
       fptr = extract__fd_file(task, ret);
-      rec__new_file(&r, 2, fptr);
-      note_fd(s, ret, fptr);
+      note_fd(s, ret, fptr, rec__new_file(&r, 2, fptr));
       break;
     case FSRR_K_IOV: {
       struct iov_ctx c = {.iov = h->args[1]};
@@ -320,6 +333,7 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
   struct rec r;
   __u64 ts, fptr, v;
   __u32 nr, i;
+  bool outside, some_fd = false;
 
   nr = regs->orig_ax;
   if (nr >= FSRR_MAX_SYSCALLS || !targ_sc[nr].record)
@@ -347,16 +361,26 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
   h->nr = nr;
   h->pad[0] = h->pad[1] = h->pad[2] = 0;
 
+  /* --path: a call on fds alone, every one a file outside the directories, is not sent (ops
+   * naming paths, and opens, are: the recorder filters them once it resolved the names). */
+  outside = targ_npaths && !sc->path[0] && !sc->path[1] &&
+            (sc->kind == FSRR_K_PLAIN || sc->kind == FSRR_K_IOV || sc->kind == FSRR_K_CLOSE ||
+             sc->kind == FSRR_K_MMAP);
   /* fd arguments, as they stand after the call */
   for (i = 0; i < 2; i++) {
     if (!sc->fd[i]) continue;
     if (i == 0 && (sc->flags & FSRR_SC_FD0_ENTER)) {
       rec__fdptr(&r, 0, s->enter_file); /* closed by now: its address is all there is */
+      some_fd = true;
+      outside = outside && fd_outside(s, (int)h->args[0], s->enter_file);
       continue;
     }
     if (sc->kind == FSRR_K_MMAP && ((h->args[3] & MAP_ANONYMOUS) || (long)h->args[4] < 0)) continue;
-    fptr = describe_fd(task, s, (int)arg_at(h->args, sc->fd[i]), SLOT_SIDE, ts);
+    v = (int)arg_at(h->args, sc->fd[i]);
+    fptr = describe_fd(task, s, v, SLOT_SIDE, ts);
     rec__fdref(&r, i, fptr);
+    some_fd = true;
+    outside = outside && fd_outside(s, v, fptr);
   }
   if (sc->kind == FSRR_K_IOCTL && (h->args[1] == FICLONE || h->args[1] == FICLONERANGE)) {
     v = h->args[2];
@@ -383,17 +407,20 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
       if (ret < 0) break;
       fptr = extract__fd_file(task, ret);
       rec__fdptr(&r, 2, fptr);
-      note_fd(s, ret, fptr);
+      note_fd(s, ret, fptr, fd_outside(s, (int)h->args[0], fptr));
       break;
     case FSRR_K_CLOSE:
       if (ret == -EBADF) break; /* any other error still closed the fd */
       if (sc->fd[0])
-        note_fd(s, h->args[0], 0);
+        note_fd(s, h->args[0], 0, false);
       else
         forget_fds(s); /* close_range */
       break;
   }
-  rec__send(&r);
+  if (outside && some_fd)
+    count(FSRR_C_FILTERED);
+  else
+    rec__send(&r);
   pause_if_full(task);
   return 0;
 }

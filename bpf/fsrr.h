@@ -14,6 +14,7 @@
 #define FSRR_USER_MAX 256       /* largest user struct copied (struct statx) */
 #define FSRR_FD_CACHE 16        /* per-thread memory of fds already described */
 #define FSRR_PSEUDO_FS 32       /* s_magic values of file systems that are not storage */
+#define FSRR_PATHS 8            /* --path directories the programs filter on */
 
 /* What the recorder must do specially for a syscall, beyond its descriptor fields. */
 enum fsrr_kind {
@@ -159,6 +160,7 @@ enum fsrr_walk_flags {
   FSRR_WALK_TRUNCATED = 4,   /* deeper than the walk goes */
   FSRR_WALK_RECORDER_ROOT = 8, /* with UNREACHABLE: ended at the recorder's own root instead
                                   (a file opened before a chroot or an unshare) */
+  FSRR_WALK_INSIDE = 16,       /* passed one of the --path directories */
 };
 
 struct fsrr_item {
@@ -244,6 +246,7 @@ enum fsrr_counter {
   FSRR_C_NOSTATE,  /* task storage could not be created */
   FSRR_C_UNWOKEN,  /* bytes this CPU sent since it last woke the recorder (not a count) */
   FSRR_C_PAUSES,   /* processes stopped until the recorder caught up */
+  FSRR_C_FILTERED, /* syscalls on files outside the --path directories: counted, not sent */
   FSRR_C_COUNT,
 };
 

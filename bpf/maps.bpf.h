@@ -12,12 +12,17 @@ const volatile __u64 targ_pause_bytes = 0; /* stop a process that finds the ring
 const volatile __u32 targ_pidns_level = 0;  /* the recorder's pid namespace: its depth ... */
 const volatile __u32 targ_pidns_ino = 0;    /* ... and inode; tasks outside it are never traced */
 const volatile __u32 targ_self_mnt_id = 0;  /* the mount whose root is the recorder's "/"; 0: none */
+const volatile bool targ_cgroup = false;    /* trace every task in cgroup_of[0] and below */
+/* --path: the directories (device, inode) that ops on files are kept beneath */
+const volatile __u32 targ_npaths = 0;
+const volatile __u32 targ_path_dev[FSRR_PATHS] = {}; /* kernel encoding */
+const volatile __u64 targ_path_ino[FSRR_PATHS] = {};
 
 /* An fd this thread has already described to the recorder. */
 struct fd_memo {
   __u64 file;
   __s32 fd;
-  __u32 pad;
+  __u32 outside; /* a file outside the --path directories: ops on it alone are not sent */
 };
 
 enum task_flags {
@@ -93,6 +98,14 @@ struct {
   __type(key, struct fsrr_root);
   __type(value, __u8);
 } roots SEC(".maps");
+
+/* --cgroup: the cgroup whose tasks are traced. */
+struct {
+  __uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u32);
+} cgroup_of SEC(".maps");
 
 /* Processes whose open fds the iterator reports (--pid). */
 struct {

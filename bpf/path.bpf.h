@@ -20,6 +20,20 @@ struct walk_ctx {
   __u32 flags;  /* enum fsrr_walk_flags */
 };
 
+/* Whether dentry `d` is one of the --path directories. */
+static __always_inline bool walk__is_kept_dir(struct dentry* d) {
+  struct inode* inode = d->d_inode;
+  __u64 ino;
+  __u32 dev, k;
+
+  if (!inode) return false;
+  ino = inode->i_ino;
+  dev = inode->i_sb->s_dev;
+  for (k = 0; k < FSRR_PATHS && k < targ_npaths; k++)
+    if (targ_path_ino[k] == ino && targ_path_dev[k] == dev) return true;
+  return false;
+}
+
 static long walk__step(__u64 i, struct walk_ctx* c) {
   struct dentry* d = KPTR(dentry, c->dentry);
   struct mount* m = KPTR(mount, c->mnt);
@@ -28,6 +42,8 @@ static long walk__step(__u64 i, struct walk_ctx* c) {
   __u32 len, pos;
   __u8* buf;
 
+  if (targ_npaths && !(c->flags & FSRR_WALK_INSIDE) && walk__is_kept_dir(d))
+    c->flags |= FSRR_WALK_INSIDE;
   if (c->dentry == c->root_dentry && c->mnt == c->root_mnt) return 1; /* the task's "/" */
   if (c->dentry == (__u64)m->mnt.mnt_root) {
     struct mount* up = m->mnt_parent;

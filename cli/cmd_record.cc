@@ -7,6 +7,42 @@
 #include "trace_error.h"
 
 namespace fsrr::cli {
+namespace {
+
+// What record prints once the trace is finished (a command that outlives --duration or
+// --max-size still runs then).
+recorder::record_stopped print_summary(const recorder::record_options& o) {
+  return [&o](const recorder::record_result& r) {
+    fmt::print(stderr, "record: {} events, {} lost, {} bytes ({:.2f} bytes/event), {:.3f} s → {}\n",
+               r.events, r.lost, r.trace_bytes,
+               r.events ? double(r.trace_bytes) / double(r.events) : 0.0,
+               double(r.duration_ns) / 1e9, o.output);
+    if (r.pauses)
+      fmt::print(stderr,
+                 "record: the workload was stopped {} times, {:.3f} s in all, while fsrr caught "
+                 "up (--lossy never stops it)\n",
+                 r.pauses, double(r.paused_ns) / 1e9);
+    if (r.filtered)
+      fmt::print(stderr, "record: {} events outside --path counted, not stored\n", r.filtered);
+    if (r.lost)
+      fmt::print(stderr, "fsrr: warning: {} events were lost; the trace is incomplete{}\n", r.lost,
+                 o.lossy ? " (without --lossy, fsrr stops the workload instead)" : "");
+    if (r.compat)
+      fmt::print(stderr,
+                 "fsrr: warning: {} 32-bit syscalls were counted, not decoded; the trace is "
+                 "incomplete\n",
+                 r.compat);
+    if (r.unresolved)
+      fmt::print(stderr, "fsrr: warning: {} fds or names could not be resolved to a path\n",
+                 r.unresolved);
+    if (r.cut_short)
+      fmt::print(stderr, "record: {} reached; the trace is complete; {} goes on, untraced\n",
+                 o.duration_ns && r.duration_ns >= o.duration_ns ? "--duration" : "--max-size",
+                 o.command.front());
+  };
+}
+
+}  // namespace
 
 command add_record(CLI::App& app) {
   auto* sub = app.add_subcommand(
@@ -15,25 +51,49 @@ command add_record(CLI::App& app) {
       "eBPF (needs root and a kernel with BTF). Exits with COMMAND's status.");
   sub->footer(
       "Put the command after --:  fsrr record -o copy.trace -- cp -a /src /dst\n"
-      "Without a command, --pid or --all records until those processes exit or SIGINT/SIGTERM.\n"
+      "Without a command, --pid, --cgroup or --all record until those processes are gone or\n"
+      "SIGINT/SIGTERM, --duration or --max-size. A process that outruns fsrr is stopped until\n"
+      "fsrr has caught up (counted and reported), unless --lossy.\n"
       "At the end it prints events, lost events, trace bytes, bytes/event and duration.");
   auto o = std::make_shared<recorder::record_options>();
   auto ring = std::make_shared<std::string>("16M");
+  auto max_size = std::make_shared<std::string>();
+  auto duration = std::make_shared<double>(0);
   sub->add_option("-o,--output", o->output, "Trace file to write (created 0600)")
       ->capture_default_str();
   sub->add_flag("-f,--force", o->overwrite, "Overwrite the trace file if it exists");
   sub->add_option("--pid", o->pids,
                   "Follow this running process too: its threads, its future children and "
                   "the files it already has open (repeatable; without COMMAND, record until "
-                  "they all exit or fsrr gets SIGINT/SIGTERM)");
+                  "they all exit or fsrr gets SIGINT/SIGTERM)")
+      ->allow_extra_args(false);
   sub->add_flag("--all", o->all,
-                "Record every process on the system except fsrr itself (without COMMAND, "
-                "until SIGINT/SIGTERM)");
+                "Record every process on the system (in fsrr's pid namespace) except fsrr "
+                "itself (without COMMAND, until SIGINT/SIGTERM)");
+  sub->add_option("--cgroup", o->cgroup,
+                  "Record every process of this cgroup (v2) and its children, those there now "
+                  "and those that join later: a path, or one below the cgroup2 mount "
+                  "(system.slice/backup.service). Without COMMAND, until the cgroup has had "
+                  "processes and has none left, or SIGINT/SIGTERM");
+  sub->add_option("--path", o->paths,
+                  "Keep only events on files and directories beneath this path (repeatable, "
+                  "up to 8); the initial tree holds only those. Ops on other files are counted "
+                  "in the kernel and not sent")
+      ->check(CLI::ExistingPath)
+      ->allow_extra_args(false);
+  sub->add_option("--duration", *duration,
+                  "End the recording after this many seconds, with a complete trace; a "
+                  "COMMAND still running goes on untraced and fsrr exits with its status")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--max-size", *max_size,
+                  "End the recording once the trace has about this size (K/M/G suffix), as "
+                  "--duration does");
   sub->add_option("--snapshot", o->snapshot_dirs,
                   "Store this directory's whole tree in the trace before the workload starts, "
                   "so that even files the workload truncates or removes first keep their "
                   "original state (repeatable)")
-      ->check(CLI::ExistingDirectory);
+      ->check(CLI::ExistingDirectory)
+      ->allow_extra_args(false);
   sub->add_option("--ring-buffer", *ring,
                   "Kernel ring buffer size, with K/M/G suffix (rounded up to a power of two, "
                   "at least 256K). When it fills up faster than fsrr empties it, the traced "
@@ -45,34 +105,15 @@ command add_record(CLI::App& app) {
   sub->add_flag("--strict", o->strict, "Fail (exit 1) if any event was lost");
   sub->add_option("command", o->command, "The command to run, after --");
 
-  return {sub, [o, ring]() -> int {
+  return {sub, [o, ring, max_size, duration]() -> int {
             o->ring_bytes = recorder::parse_size(*ring);
             o->leave_for_exit = true;  // fsrr exits once it has printed the summary
             if (o->ring_bytes == 0)
               throw trace_error(fmt::format("--ring-buffer {}: not a size (try 64M)", *ring));
-            const recorder::record_result r = recorder::record(*o);
-            fmt::print(stderr,
-                       "record: {} events, {} lost, {} bytes ({:.2f} bytes/event), {:.3f} s → {}\n",
-                       r.events, r.lost, r.trace_bytes,
-                       r.events ? double(r.trace_bytes) / double(r.events) : 0.0,
-                       double(r.duration_ns) / 1e9, o->output);
-            if (r.pauses)
-              fmt::print(stderr,
-                         "record: the workload was stopped {} times, {:.3f} s in all, while fsrr "
-                         "caught up (--lossy never stops it)\n",
-                         r.pauses, double(r.paused_ns) / 1e9);
-            if (r.lost)
-              fmt::print(stderr,
-                         "fsrr: warning: {} events were lost; the trace is incomplete{}\n",
-                         r.lost, o->lossy ? " (without --lossy, fsrr stops the workload instead)" : "");
-            if (r.compat)
-              fmt::print(stderr,
-                         "fsrr: warning: {} 32-bit syscalls were counted, not decoded; the trace "
-                         "is incomplete\n",
-                         r.compat);
-            if (r.unresolved)
-              fmt::print(stderr, "fsrr: warning: {} fds or names could not be resolved to a path\n",
-                         r.unresolved);
+            if (!max_size->empty() && !(o->max_bytes = recorder::parse_size(*max_size)))
+              throw trace_error(fmt::format("--max-size {}: not a size (try 1G)", *max_size));
+            o->duration_ns = static_cast<uint64_t>(*duration * 1e9);
+            const recorder::record_result r = recorder::record(*o, print_summary(*o));
             return r.exit_status;
           }};
 }

@@ -42,7 +42,9 @@ command add_replay(CLI::App& app) {
   sub->add_option("TARGET", o->target, "Directory to replay into (must be empty unless --force)")
       ->required();
   sub->add_option("--map", o->maps,
-                  "FROM=TO: replay recorded paths under FROM beneath directory TO instead");
+                  "FROM=TO: replay recorded paths under FROM beneath directory TO instead "
+                  "(repeatable; in a trace of several roots, FROM starts with /rootN)")
+      ->allow_extra_args(false);
   sub->add_option("--data", o->data, "Generated file contents: zero, random or compress:RATIO")
       ->capture_default_str();
   sub->add_option("--dedupe", o->dedupe, "Percentage of 4 KiB blocks that repeat shared blocks")

@@ -20,7 +20,7 @@ command add_verify(CLI::App& app) {
       "verify", "Check that TARGET holds the end state the trace implies; list the differences");
   sub->add_option("FILE", o->file, "Trace file")->required();
   sub->add_option("TARGET", o->target, "Directory the trace was replayed into")->required();
-  sub->add_option("--map", o->maps, "FROM=TO, as given to replay");
+  sub->add_option("--map", o->maps, "FROM=TO, as given to replay")->allow_extra_args(false);
   sub->add_flag("--no-times", o->no_times, "Do not compare modification times");
   sub->add_flag("--owners", o->owners, "Compare owners too (replays running as root set them)");
   sub->add_option("--max", o->max_shown, "Differences to print at most")->capture_default_str();

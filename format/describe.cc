@@ -227,6 +227,7 @@ nlohmann::json info_json(trace_reader& trace) {
       {"lost_events", s.lost_events},
       {"pauses", s.pauses},
       {"paused_ns", s.paused_ns},
+      {"filtered_events", s.filtered},
       {"unknown_ops", s.unknown_ops},
       {"ops", ops},
       {"nonfile_ops", nonfile},
@@ -269,6 +270,9 @@ std::string info_text(trace_reader& trace) {
   line("state", state);
   line("duration", fmt::format("{:.6f} s", s.duration_ns() / 1e9));
   line("events", fmt::format("{} ({} lost)", s.events, s.lost_events));
+  if (s.filtered)
+    line("filtered", fmt::format("{} events outside the recorded directories (--path), not stored",
+                                 s.filtered));
   if (s.pauses)
     line("paused", fmt::format("{} times, {:.3f} s: the workload waited for the recorder",
                                s.pauses, s.paused_ns / 1e9));

@@ -34,6 +34,7 @@ struct trace_summary {
   uint64_t incomplete = 0;     // incomplete_bit flags
   uint64_t pauses = 0;         // times the recorder stopped the workload to catch up
   uint64_t paused_ns = 0;      // wall time the workload spent stopped
+  uint64_t filtered = 0;       // events outside the --path directories, not stored
   tree_totals tree;
   std::map<std::pair<op, fd_kind>, uint64_t> nonfile;  // ops on pipes, sockets, ttys
 

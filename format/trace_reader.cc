@@ -317,6 +317,7 @@ void trace_reader::impl::apply_counters(size_t i, const fb::Counters& c) {
   incomplete |= c.incomplete();
   pauses += c.pauses();
   paused_ns += c.paused_ns();
+  filtered += c.filtered();
 }
 
 // Blocks are applied in file order, each once: by load_tables, or by the event stream as
@@ -408,6 +409,8 @@ void trace_reader::impl::compute_summary() {
   sum.incomplete = incomplete;
   sum.pauses = pauses;
   sum.paused_ns = paused_ns;
+  sum.filtered = filtered;
+  sum.roots = roots.size();
   sum.nonfile = nonfile;
   sum.paths = paths.size() - 1;
   sum.strings = strings.size() - 1;

@@ -46,7 +46,7 @@ struct trace_reader::impl {
   std::vector<trace_root> roots;            // roots[k] is root k + 1
   std::vector<uint32_t> root_of_top;        // by path id of a top (parentless path): its root
   std::vector<tree_entry> tree;
-  uint64_t lost = 0, incomplete = 0, pauses = 0, paused_ns = 0;
+  uint64_t lost = 0, incomplete = 0, pauses = 0, paused_ns = 0, filtered = 0;
   std::map<std::pair<op, fd_kind>, uint64_t> nonfile;
 
   bool summary_ready = false;

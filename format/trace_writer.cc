@@ -102,7 +102,7 @@ struct trace_writer::impl {
   std::map<uint32_t, uint64_t> lost;
   std::map<std::pair<op, fd_kind>, uint64_t> nonfile;
   uint64_t incomplete = 0;
-  uint64_t pauses = 0, paused_ns = 0;
+  uint64_t pauses = 0, paused_ns = 0, filtered = 0;
   std::vector<fb::ClockPair> clocks;
 
   std::vector<fb::BlockRef> blocks;
@@ -115,7 +115,7 @@ struct trace_writer::impl {
 
   bool pending() const {
     return chunk_events || !tree.empty() || !defs.empty() || !lost.empty() || !nonfile.empty() ||
-           incomplete || !clocks.empty() || pauses || paused_ns;
+           incomplete || !clocks.empty() || pauses || paused_ns || filtered;
   }
 
   path_id new_path(path_id parent, std::string_view name) {
@@ -294,7 +294,8 @@ void trace_writer::append(const event& e) {
   if (e.ts > m.chunk_max_ts) m.chunk_max_ts = e.ts;
   ++m.chunk_events;
   m.sum.add(e);
-  if (m.chunk_events >= m.chunk_limit || m.chunk_bytes + m.defs.bytes() >= m.opt.chunk_bytes)
+  if (m.chunk_events >= m.chunk_limit ||
+      m.chunk_bytes + m.defs.bytes() + m.tree.size() * 48 >= m.opt.chunk_bytes)
     flush();
 }
 
@@ -302,7 +303,9 @@ void trace_writer::add_tree_entry(const tree_entry& e) {
   auto& m = *impl_;
   m.tree.push_back(e);
   m.sum.tree.add(e);
-  if (m.tree.size() >= m.opt.tree_entries) flush();
+  if (m.tree.size() >= m.opt.tree_entries ||
+      m.chunk_bytes + m.defs.bytes() + m.tree.size() * 48 >= m.opt.chunk_bytes)
+    flush();
 }
 
 void trace_writer::add_lost(uint32_t cpu, uint64_t count) {
@@ -317,6 +320,11 @@ void trace_writer::add_pauses(uint64_t count, uint64_t paused_ns) {
   impl_->paused_ns += paused_ns;
   impl_->sum.pauses += count;
   impl_->sum.paused_ns += paused_ns;
+}
+
+void trace_writer::add_filtered(uint64_t count) {
+  impl_->filtered += count;
+  impl_->sum.filtered += count;
 }
 
 void trace_writer::add_nonfile(op o, fd_kind k, uint64_t count) {
@@ -448,7 +456,8 @@ void trace_writer::impl::write_block() {
   if (!tree.empty()) tree_off = write_tree(fbb, tree);
 
   flatbuffers::Offset<fb::Counters> counters_off;
-  if (!lost.empty() || !nonfile.empty() || incomplete || !clocks.empty() || pauses || paused_ns) {
+  if (!lost.empty() || !nonfile.empty() || incomplete || !clocks.empty() || pauses || paused_ns ||
+      filtered) {
     std::vector<uint32_t> lc;
     std::vector<uint64_t> ln, nc;
     std::vector<uint16_t> no;
@@ -478,6 +487,7 @@ void trace_writer::impl::write_block() {
     b.add_clocks(v_cl);
     b.add_pauses(pauses);
     b.add_paused_ns(paused_ns);
+    b.add_filtered(filtered);
     counters_off = b.Finish();
   }
 
@@ -509,7 +519,7 @@ void trace_writer::impl::write_block() {
   lost.clear();
   nonfile.clear();
   incomplete = 0;
-  pauses = paused_ns = 0;
+  pauses = paused_ns = filtered = 0;
   clocks.clear();
 }
 

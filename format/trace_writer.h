@@ -50,6 +50,7 @@ class trace_writer {
   void add_tree_entry(const tree_entry& e);
   void add_lost(uint32_t cpu, uint64_t count);
   void add_pauses(uint64_t count, uint64_t paused_ns);
+  void add_filtered(uint64_t count);
   void add_nonfile(op o, fd_kind k, uint64_t count = 1);
   void mark_incomplete(uint64_t bits);
   void add_clock_pair(uint64_t monotonic_ns, int64_t realtime_ns);

@@ -4,6 +4,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace fsrr::recorder {
@@ -55,6 +56,13 @@ uint32_t decoder::root_for(const fsrr_root& r, int32_t pid) {
   s.top = w_.root_top(s.number);
   s.mounts = dir.mounts;
   paths_.add_top(s.top, dir.fd);
+  for (const std::string& k : kept_) {  // as the root's processes name it
+    if (dir.where == "/" || k == dir.where)
+      kept_ids_.push_back(paths_.from_absolute(s.top, k == dir.where ? "/" : k));
+    else if (k.compare(0, dir.where.size(), dir.where) == 0 && k[dir.where.size()] == '/')
+      kept_ids_.push_back(paths_.from_absolute(s.top, k.substr(dir.where.size())));
+  }
+  inside_.clear();
   roots_.push_back(std::move(s));
   return static_cast<uint32_t>(roots_.size());
 }
@@ -79,6 +87,33 @@ path_id decoder::walk_path(const task& t, const walk_view& w) {
   if (!(w.flags & FSRR_WALK_UNREACHABLE)) return paths_.from_walk(top_of(t), w.bytes);
   if (w.flags & FSRR_WALK_RECORDER_ROOT) return paths_.from_walk(own_root_top(), w.bytes);
   return no_id;
+}
+
+void decoder::keep_only(std::vector<std::string> dirs) {
+  kept_ = std::move(dirs);
+  tree_.keep_only([this](path_id p) { return kept_.empty() || inside(p); });
+}
+
+bool decoder::inside(path_id p) {
+  std::vector<path_id> chain;  // p and its ancestors not answered yet
+  uint8_t answer = 1;
+  for (path_id q = p;; q = paths_.parent(q)) {
+    if (q < inside_.size() && inside_[q]) {
+      answer = inside_[q];
+      break;
+    }
+    chain.push_back(q);
+    if (std::find(kept_ids_.begin(), kept_ids_.end(), q) != kept_ids_.end()) {
+      answer = 2;
+      break;
+    }
+    if (paths_.parent(q) == q) break;  // a top
+  }
+  for (path_id q : chain) {
+    if (q >= inside_.size()) inside_.resize(q + q / 2 + 1024, 0);
+    inside_[q] = answer;
+  }
+  return answer == 2;
 }
 
 path_id decoder::own_root_top() {
@@ -302,6 +337,7 @@ void decoder::on_fd(std::span<const uint8_t> record) {
   }
   if (path == no_id) unresolved();
   bind(h->files, h->fd, f, id, path, false);
+  if (!kept_.empty() && path != no_id && !inside(path)) return;  // bound, not in the trace
   event e;
   e.kind = op::fd_bind;
   e.ts = trace_time(h->h.ts);

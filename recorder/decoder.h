@@ -29,6 +29,7 @@ struct decoder_stats {
   uint64_t records = 0;
   uint64_t malformed = 0;   // records that did not parse
   uint64_t unresolved = 0;  // fds or names whose path was unknown
+  uint64_t filtered = 0;    // events outside the kept directories (--path)
 };
 
 class decoder {
@@ -38,6 +39,9 @@ class decoder {
   decoder(trace_writer& w, uint64_t clock_base, root_registry& roots);
 
   void on_record(std::span<const uint8_t> record);
+  // --path: only events on paths beneath these directories (absolute, canonical, as fsrr
+  // sees them; a root elsewhere keeps the part below it) and their initial tree are kept.
+  void keep_only(std::vector<std::string> dirs);
   // The recording is over: what is still pending goes to the trace.
   void finish() { tree_.settle_pending(UINT64_MAX); }
 
@@ -133,6 +137,8 @@ class decoder {
   path_id top_of(const task& t);  // what its absolute names and walks start from
   path_id walk_path(const task& t, const walk_view& w);
   void emit(syscall_ctx& c);
+  bool keeps(syscall_ctx& c);
+  bool inside(path_id p);  // beneath a kept directory (answers cached by path id)
 
   // The task a record names, with the tables the record says it uses (0: unknown).
   task& task_of(int32_t tid, int32_t pid, uint64_t files, uint64_t fs = 0);
@@ -168,6 +174,9 @@ class decoder {
   initial_tree tree_;
   root_registry& registry_;
   std::vector<root_state> roots_;
+  std::vector<std::string> kept_;      // --path directories, as fsrr sees them
+  std::vector<path_id> kept_ids_;      // the same, below each root that shows them
+  std::vector<uint8_t> inside_;        // by path id: 0 unknown, 1 outside, 2 inside
   std::unordered_set<path_id> devices_;  // paths a stat or open showed to be device nodes
   decoder_stats stats_;
   std::unordered_map<int32_t, task> tasks_;

@@ -78,7 +78,7 @@ void initial_tree::ensure_parents(path_id p) {
 }
 
 void initial_tree::created(path_id p) {
-  if (p == no_id || settled(p)) return;
+  if (p == no_id || settled(p) || !wanted(p)) return;
   if (p >= known_.size()) known_.resize(p + 1024);
   known_[p] = 1;
   if (p >= created_.size()) created_.resize(p + 1024);
@@ -87,7 +87,7 @@ void initial_tree::created(path_id p) {
 }
 
 void initial_tree::existed(path_id p, const observed* o, path_id where, uint32_t type_hint) {
-  if (p == no_id || settled(p)) return;
+  if (p == no_id || settled(p) || !wanted(p)) return;
   if (p >= known_.size()) known_.resize(p + 1024);
   known_[p] = 1;
   ensure_parents(p);

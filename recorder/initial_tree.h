@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -50,6 +51,8 @@ class initial_tree {
 
   // Directories snapshotted up front (--snapshot): nothing beneath them is added again.
   void cover(path_id dir);
+  // --path: only objects `keep` says yes to join the tree (with their directories).
+  void keep_only(std::function<bool(path_id)> keep) { keep_ = std::move(keep); }
   // The workload made `p`: not part of the initial tree, though its directory is.
   void created(path_id p);
   // `p` existed before the workload touched it. `where` is where it is now, if it moved
@@ -65,13 +68,13 @@ class initial_tree {
   void lookup_failed(path_id p, uint64_t ts, Skip skip) {
     if (p == no_id) return;
     const path_id dir = paths_.parent(p);
-    if (dir == p || settled(dir) || skip(dir)) return;
+    if (dir == p || settled(dir) || skip(dir) || !wanted(dir)) return;
     queue(dir, ts, pending::lookup);
   }
   // `p` was there at trace time `ts`, not a symlink, and most likely a directory (readlink's
   // EINVAL in a realpath walk): looked at when lookups are settled, added if a directory.
   void probably_dir(path_id p, uint64_t ts) {
-    if (p != no_id && !settled(p)) queue(p, ts, pending::lookup);
+    if (p != no_id && !settled(p) && wanted(p)) queue(p, ts, pending::lookup);
   }
   // The workload read directory `dir` (getdents) at trace time `ts`: the entries it held
   // then were part of the tree the workload saw, touched or not, so that replay lists the
@@ -79,7 +82,7 @@ class initial_tree {
   // (or made) are known; of the others, those unchanged since well before the read (ctime)
   // are added.
   void listed(path_id dir, uint64_t ts) {
-    if (dir == no_id || (dir < created_.size() && created_[dir])) return;
+    if (dir == no_id || (dir < created_.size() && created_[dir]) || !wanted(dir)) return;
     if (dir >= listed_.size()) listed_.resize(dir + 1024);
     if (listed_[dir]) return;  // once: what a directory held before is what it held first
     listed_[dir] = 1;
@@ -98,9 +101,12 @@ class initial_tree {
   void settle_lookup(path_id dir);
   void settle_listing(path_id dir, int64_t realtime_ns);
 
+  bool wanted(path_id p) const { return !keep_ || keep_(p); }
+
   trace_writer& w_;
   path_table& paths_;
   int64_t realtime_base_;
+  std::function<bool(path_id)> keep_;
   std::vector<uint8_t> known_;  // by path id
   std::set<path_id> covered_;
   std::map<std::pair<uint64_t, uint64_t>, uint32_t> link_groups_;

@@ -121,6 +121,7 @@ void probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
           skel->maps.iter_tgids,
           skel->maps.paused,
           skel->maps.roots,
+          skel->maps.cgroup_of,
           skel->progs.fsrr_sys_enter,
           skel->progs.fsrr_sys_exit,
           skel->progs.fsrr_fork,
@@ -133,6 +134,12 @@ void probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
   ro.targ_pidns_level = level;
   ro.targ_pidns_ino = ino;
   ro.targ_self_mnt_id = options.self_mnt_id;
+  ro.targ_cgroup = options.cgroup_fd >= 0;
+  ro.targ_npaths = static_cast<uint32_t>(std::min<size_t>(options.kept_dirs.size(), FSRR_PATHS));
+  for (uint32_t k = 0; k < ro.targ_npaths; ++k) {
+    const_cast<__u32&>(ro.targ_path_dev[k]) = options.kept_dirs[k].first;
+    const_cast<__u64&>(ro.targ_path_ino[k]) = options.kept_dirs[k].second;
+  }
   ro.targ_all = options.all;
   // Woken when an eighth of the ring buffer may be waiting, whichever CPUs sent it.
   const int cpus = libbpf_num_possible_cpus();
@@ -174,6 +181,14 @@ probes::probes(const probe_options& options, record_sink sink) : sink_(std::move
 
   const int err = bpf_object__load_skeleton(bpf_.object);
   if (btf_fd >= 0) ::close(btf_fd);
+  if (!err && options.cgroup_fd >= 0) {
+    const uint32_t zero = 0;
+    if (bpf_map_update_elem(bpf_map__fd(bpf_.cgroup_of), &zero, &options.cgroup_fd, BPF_ANY) != 0) {
+      const int e = errno;
+      destroy();
+      fail("--cgroup: not a cgroup v2 directory", e);
+    }
+  }
   if (err) {
     load_log = nullptr;
     destroy();

@@ -25,6 +25,9 @@ struct probe_options {
   bool portable = false;              // the CO-RE build even where the exact one fits (tests)
   bool pause = true;                  // stop a process rather than lose its events
   uint32_t self_mnt_id = 0;           // the mount whose root is fsrr's "/" (0: it has none)
+  int cgroup_fd = -1;                 // trace every task in this cgroup (v2) and below
+  // Directories (kernel dev, inode) ops on files are kept beneath; at most FSRR_PATHS.
+  std::vector<std::pair<uint32_t, uint64_t>> kept_dirs;
 };
 
 // Receives a record. The bytes are valid during the call only.
@@ -67,7 +70,7 @@ class probes {
     void* skeleton = nullptr;  // fsrr_bpf or fsrr_exact_bpf
     bpf_object_skeleton* object = nullptr;
     bpf_map *events = nullptr, *state = nullptr, *counters = nullptr, *iter_tgids = nullptr,
-            *paused = nullptr, *roots = nullptr;
+            *paused = nullptr, *roots = nullptr, *cgroup_of = nullptr;
     bpf_program *sys_enter = nullptr, *sys_exit = nullptr, *fork = nullptr, *exec = nullptr,
                 *exit = nullptr, *task_files = nullptr;
   };

@@ -1,11 +1,15 @@
 #include "recorder.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,7 +18,9 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <optional>
 #include <set>
 
@@ -48,9 +54,72 @@ header_info make_header(const record_options& o) {
   std::vector<std::string> what = o.command;
   if (what.empty()) {
     if (o.all) what.push_back("--all");
+    if (!o.cgroup.empty()) what.push_back("--cgroup=" + o.cgroup);
     for (pid_t p : o.pids) what.push_back(fmt::format("--pid={}", p));
   }
   return host_header(trace_kind::recording, what);
+}
+
+// The cgroup v2 directory --cgroup names: a path, or one relative to the cgroup2 mount
+// ("system.slice/nginx.service").
+int open_cgroup(const std::string& name) {
+  std::string path = name;
+  if (name.empty() || name[0] != '/') {
+    std::ifstream mounts("/proc/self/mountinfo");
+    std::string line, mount_point;
+    while (std::getline(mounts, line))
+      if (line.find(" - cgroup2 ") != std::string::npos) {
+        std::istringstream f(line);
+        std::string id, parent, dev, root;
+        f >> id >> parent >> dev >> root >> mount_point;
+        break;
+      }
+    if (mount_point.empty()) throw trace_error("--cgroup: no cgroup2 file system is mounted");
+    path = mount_point + "/" + name;
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct statfs fs {};
+  if (fd < 0 || ::fstatfs(fd, &fs) != 0 || fs.f_type != 0x63677270 /* CGROUP2_SUPER_MAGIC */) {
+    const int err = fd < 0 ? errno : ENOTDIR;
+    if (fd >= 0) ::close(fd);
+    throw trace_error(fmt::format("--cgroup {}: {}", path,
+                                  err == ENOTDIR ? "not a cgroup v2 directory" : std::strerror(err)));
+  }
+  return fd;
+}
+
+// Whether the cgroup `fd` has processes (cgroup.events' "populated").
+bool populated(int cgroup_fd) {
+  const int fd = ::openat(cgroup_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[256];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = 0;
+  return std::strstr(buf, "populated 1") != nullptr;
+}
+
+// --path: each one canonical, and the inode the programs know it by.
+struct kept_paths {
+  std::vector<std::string> paths;
+  std::vector<std::pair<uint32_t, uint64_t>> inodes;  // kernel dev, ino
+};
+kept_paths resolve_kept(const std::vector<std::string>& paths) {
+  if (paths.size() > FSRR_PATHS)
+    throw trace_error(fmt::format("at most {} --path (got {})", FSRR_PATHS, paths.size()));
+  kept_paths k;
+  for (const std::string& p : paths) {
+    char real[PATH_MAX];
+    struct stat st {};
+    if (!::realpath(p.c_str(), real) || ::stat(real, &st) != 0)
+      throw trace_error(fmt::format("--path {}: {}", p, std::strerror(errno)));
+    if (std::string_view(real) == "/") throw trace_error("--path /: that is everything; leave it out");
+    k.paths.emplace_back(real);
+    k.inodes.emplace_back(static_cast<uint32_t>(major(st.st_dev) << 20 | minor(st.st_dev)),
+                          st.st_ino);
+  }
+  return k;
 }
 
 std::vector<pid_t> threads_of(pid_t pid) {
@@ -133,17 +202,28 @@ class recording {
  public:
   recording(const record_options& o, const header_info& header)
       : o_(o),
-        writer_(o.output, header, writer_options{.overwrite = o.overwrite}),
+        writer_(o.output, header, writer_opts(o)),
         dec_(writer_, header.clock_monotonic_ns, roots_) {
     writer_.add_clock_pair(header.clock_monotonic_ns, header.clock_realtime_ns);
   }
 
+  static writer_options writer_opts(const record_options& o) {
+    writer_options w{.overwrite = o.overwrite};
+    // --max-size: blocks small enough for the trace to end close to it
+    if (o.max_bytes) w.chunk_bytes = std::clamp<uint64_t>(o.max_bytes / 4, 16u << 10, 8u << 20);
+    return w;
+  }
+
   void start(uint64_t ring_bytes) {
+    const kept_paths kept = resolve_kept(o_.paths);
+    if (!kept.paths.empty()) dec_.keep_only(kept.paths);
+    if (!o_.cgroup.empty()) cgroup_fd_.fds.push_back(open_cgroup(o_.cgroup));
     if (!o_.command.empty()) cmd_.emplace(o_.command);
     const root_dir& self = roots_.self();
     bpf_.emplace(
         probe_options{o_.all, ring_bytes, !o_.pids.empty(), o_.portable_bpf, !o_.lossy,
-                      self.mount_root ? self.key.mnt_id : 0},
+                      self.mount_root ? self.key.mnt_id : 0,
+                      cgroup_fd_.fds.empty() ? -1 : cgroup_fd_.fds[0], kept.inodes},
         [this](std::span<const uint8_t> r) { dec_.on_record(r); });
     roots_.on_new([this](const root_key& k) { bpf_->add_root(k.bpf()); });
     pauses_.emplace(bpf_->paused_fd(), ring_bytes / 8,
@@ -174,9 +254,12 @@ class recording {
       for (pid_t t : threads_of(p)) bpf_->trace_thread(t);
     if (cmd_) cmd_->release();
     start_ = now_ns(CLOCK_MONOTONIC);
+    if (o_.duration_ns) cut_at_ = start_ + o_.duration_ns;
+    if (o_.max_bytes && !cut_at_) cut_at_ = UINT64_MAX;
   }
 
-  // Until the command exits, all --pid processes are gone, or a signal says stop.
+  // Until the command exits, all --pid processes are gone, the --cgroup emptied, the
+  // recording reached its --duration or --max-size, or a signal says stop.
   void follow(stop_signals& signals) {
     fd_set_owner ep;
     ep.fds.push_back(::epoll_create1(EPOLL_CLOEXEC));
@@ -187,7 +270,9 @@ class recording {
       ev.data.fd = fd;
       ::epoll_ctl(ep.fds[0], EPOLL_CTL_ADD, fd, &ev);
     }
-    uint64_t next_clock = start_ + clock_pair_ns, deadline = 0;
+    uint64_t next_clock = start_ + clock_pair_ns, deadline = 0, next_cgroup_look = 0;
+    const uint64_t end = o_.duration_ns ? start_ + o_.duration_ns : UINT64_MAX;
+    bool cgroup_was_populated = false;
     for (;;) {
       epoll_event evs[4];
       ::epoll_wait(ep.fds[0], evs, 4, poll_ms);
@@ -207,11 +292,34 @@ class recording {
       }
       if (cmd_ && cmd_->poll()) return;
       if (deadline && now >= deadline) return;
+      if (now >= end || (o_.max_bytes && writer_.file_bytes() >= o_.max_bytes)) {
+        cut_short_ = true;
+        return;
+      }
       if (!cmd_ && !pidfds_.fds.empty()) {
         bool all_gone = true;
         for (int fd : pidfds_.fds) all_gone = all_gone && exited(fd);
         if (all_gone) return;
       }
+      if (!cmd_ && pidfds_.fds.empty() && !o_.all && !cgroup_fd_.fds.empty() &&
+          now >= next_cgroup_look) {  // a cgroup that had processes and has none left
+        const bool now_populated = populated(cgroup_fd_.fds[0]);
+        if (cgroup_was_populated && !now_populated) return;
+        cgroup_was_populated = cgroup_was_populated || now_populated;
+        next_cgroup_look = now + 100'000'000;
+      }
+    }
+  }
+
+  // The command of a recording cut short goes on untraced: its exit status, when it ends.
+  // Stop signals still reach it.
+  int wait_command(stop_signals& signals) {
+    if (!cmd_) return 0;
+    for (;;) {
+      pollfd p[2] = {{cmd_->pidfd(), POLLIN, 0}, {signals.fd(), POLLIN, 0}};
+      ::poll(p, 2, -1);
+      if (const int sig = signals.take()) cmd_->signal(sig);
+      if (const auto status = cmd_->poll()) return *status;
     }
   }
 
@@ -230,6 +338,9 @@ class recording {
     uint64_t paused = 0;
     for (uint64_t n : bpf_->counter(FSRR_C_PAUSES)) paused += n;
     writer_.add_pauses(paused, pauses_->stats().paused_ns);
+    uint64_t filtered = dec_.stats().filtered;
+    for (uint64_t n : bpf_->counter(FSRR_C_FILTERED)) filtered += n;
+    writer_.add_filtered(filtered);
     uint64_t compat = 0;
     for (uint64_t n : bpf_->counter(FSRR_C_COMPAT)) compat += n;
     if (compat) writer_.mark_incomplete(incomplete_compat_syscalls);
@@ -237,9 +348,12 @@ class recording {
     writer_.finish();
 
     record_result res;
+    res.cut_short = cut_short_;
     if (cmd_) {
       const auto status = cmd_->poll();
-      res.exit_status = status ? *status : 128 + SIGTERM;  // it outlived the grace period
+      // it outlived the grace period, or goes on after a recording cut short
+      res.exit_status = status ? *status : cut_short_ ? 0 : 128 + SIGTERM;
+      res.cut_short = cut_short_ && !status;
     }
     const trace_summary& sum = writer_.summary();
     res.events = sum.events;
@@ -254,14 +368,27 @@ class recording {
     res.peak_queued = drain_->stats().peak_queued;
     res.pauses = sum.pauses;
     res.paused_ns = sum.paused_ns;
+    res.filtered = sum.filtered;
     drain_.reset();
     bpf_.reset();  // the programs and maps go now, leave_for_exit or not
     return res;
   }
 
  private:
+  // Records after the end of a recording cut short (--duration, --max-size) are left out:
+  // the trace ends where it was asked to, not where the programs were detached.
   void decode() {
-    drain_->take([this](std::span<const uint8_t> r) { dec_.on_record(r); });
+    drain_->take([this](std::span<const uint8_t> r) {
+      if (cut_at_) {
+        const auto* h = reinterpret_cast<const fsrr_rec_hdr*>(r.data());
+        if (r.size() >= sizeof *h && h->ts >= cut_at_) return;
+        if (o_.max_bytes && writer_.file_bytes() >= o_.max_bytes) {
+          cut_at_ = std::min<uint64_t>(cut_at_, h->ts);
+          return;
+        }
+      }
+      dec_.on_record(r);
+    });
   }
 
   const record_options& o_;
@@ -273,6 +400,9 @@ class recording {
   std::optional<pause_keeper> pauses_;  // before the drain, which calls it, is gone
   std::optional<drain> drain_;
   fd_set_owner pidfds_;
+  fd_set_owner cgroup_fd_;
+  bool cut_short_ = false;
+  uint64_t cut_at_ = 0;  // CLOCK_MONOTONIC ns; UINT64_MAX: when the trace reaches --max-size
   uint64_t start_ = 0;
   uint64_t peak_tracked_ = 0;
   bool interrupted_ = false;
@@ -280,9 +410,9 @@ class recording {
 
 }  // namespace
 
-record_result record(const record_options& options) {
-  if (options.command.empty() && options.pids.empty() && !options.all)
-    throw trace_error("nothing to record: give a command, --pid PID or --all");
+record_result record(const record_options& options, const record_stopped& on_stopped) {
+  if (options.command.empty() && options.pids.empty() && !options.all && options.cgroup.empty())
+    throw trace_error("nothing to record: give a command, --pid PID, --cgroup PATH or --all");
   uint64_t ring = 256 << 10;  // twice the largest record, at least
   while (ring < options.ring_bytes && ring < (1ull << 31)) ring <<= 1;
 
@@ -301,6 +431,8 @@ record_result record(const record_options& options) {
     if (options.on_started) options.on_started();
     r->follow(signals);
     res = r->stop();
+    if (on_stopped) on_stopped(res);
+    if (res.cut_short) res.exit_status = r->wait_command(signals);
     if (options.leave_for_exit) (void)r.release();
   }
   if (options.strict && res.lost)

@@ -16,6 +16,10 @@ struct record_options {
   std::vector<std::string> command;        // run this, held until the probes are attached
   std::vector<pid_t> pids;                 // and/or follow these running processes
   bool all = false;                        // every process but the recorder
+  std::string cgroup;                      // every process of this cgroup (v2), now or later
+  std::vector<std::string> paths;          // only events beneath these (at most 8) paths
+  uint64_t duration_ns = 0;                // end the recording after this long; 0: never
+  uint64_t max_bytes = 0;                  // end it once the trace is about this big; 0: never
   std::vector<std::string> snapshot_dirs;  // snapshotted whole before the workload runs
   uint64_t ring_bytes = 16ull << 20;       // rounded up to a power of two
   uint64_t queue_bytes = 256ull << 20;     // drained records waiting for the decoder, at most
@@ -33,6 +37,11 @@ struct record_options {
   std::function<void()> on_started;
 };
 
+struct record_result;
+// Called when the trace is finished, before record() waits for a command that outlives a
+// recording cut short (duration_ns, max_bytes); exit_status is not known yet. May be empty.
+using record_stopped = std::function<void(const record_result&)>;
+
 struct record_result {
   int exit_status = 0;  // the command's (128 + signal if it was killed); 0 without one
   uint64_t events = 0;
@@ -42,6 +51,8 @@ struct record_result {
   uint64_t unresolved = 0;    // fds or names whose path the recorder could not tell
   uint64_t compat = 0;        // 32-bit syscalls: counted, not decoded (the trace is incomplete)
   bool interrupted = false;   // stopped by SIGINT/SIGTERM
+  bool cut_short = false;     // ended by duration_ns or max_bytes while the workload went on
+  uint64_t filtered = 0;      // events outside `paths`, not stored
   uint64_t peak_tracked = 0;  // most objects (tasks, inodes, fds, paths) held at once
   bool exact_bpf = false;     // the BPF build for this very kernel was loaded (not CO-RE)
   uint64_t peak_queued = 0;   // most drained bytes waiting for the decoder at once
@@ -50,7 +61,7 @@ struct record_result {
 };
 
 // Throws trace_error for what prevents recording (no BTF, not root, output exists, ...).
-record_result record(const record_options& options);
+record_result record(const record_options& options, const record_stopped& on_stopped = {});
 
 // Parses "64M", "512K", "1G", "4096" into bytes; 0 if malformed.
 uint64_t parse_size(const std::string& s);

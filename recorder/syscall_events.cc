@@ -83,7 +83,8 @@ struct decoder::syscall_ctx {
   const fsrr_sc& cap;
   task& t;
   event e;
-  path_id fd_path = no_id;  // the path behind e.fd
+  path_id fd_path = no_id;   // the path behind e.fd
+  path_id fd2_path = no_id;  // and behind e.fd2
   // Bytes the call moved: f_pos and *loff were advanced by this much.
   uint64_t moved() const { return h.ret > 0 ? static_cast<uint64_t>(h.ret) : 0; }
 };
@@ -106,6 +107,10 @@ void decoder::on_syscall(std::span<const uint8_t> record) {
 }
 
 void decoder::emit(syscall_ctx& c) {
+  if (!kept_.empty() && !keeps(c)) {
+    ++stats_.filtered;
+    return;
+  }
   c.e.thread = thread_of(c.t, static_cast<int32_t>(c.h.h.tid));
   if (c.e.result == -ENOENT || c.e.result == -ENOTDIR) {
     const auto skip = [this](path_id q) { return off_storage(q); };
@@ -114,6 +119,23 @@ void decoder::emit(syscall_ctx& c) {
   }
   tree_.settle_pending(c.e.ts);
   w_.append(c.e);
+}
+
+// --path: an event naming paths or files is kept if one of them lies beneath a kept
+// directory; one naming none (a process op, an fd the recorder could not place) always is. A
+// process keeps its exec, without the path of a program from elsewhere.
+bool decoder::keeps(syscall_ctx& c) {
+  bool named = false;
+  for (path_id p : {c.e.path, c.e.path2, c.fd_path, c.fd2_path}) {
+    if (p == no_id) continue;
+    if (inside(p)) return true;
+    named = true;
+  }
+  if (info(c.e.kind).cls == op_class::process) {
+    if (c.e.path != no_id && !inside(c.e.path)) c.e.path = no_id;
+    return true;
+  }
+  return !named;
 }
 
 bool decoder::fd_op(syscall_ctx& c, int slot, int64_t fd) {
@@ -285,6 +307,8 @@ void decoder::decode_copy(syscall_ctx& c) {
   e.fd2 = static_cast<int32_t>(fd1);
   e.file = r0.file;
   e.file2 = r1.file;
+  c.fd_path = r0.path;
+  c.fd2_path = r1.path;
   // The offset a pointer held at entry (the call advanced it by what it moved); -1 for a
   // NULL pointer (the fd's own position was used).
   auto offset = [&](int slot) -> int64_t {
