@@ -122,6 +122,7 @@ nlohmann::json to_json(trace_reader& trace, const event& e) {
   }
   if (f & F_FD) j["fd"] = e.fd;
   if (f & F_FD2) j["fd2"] = e.fd2;
+  j["comm"] = trace.string(t.comm);
   if (t.host_tid && t.host_tid != t.tid) j["host_tid"] = t.host_tid;
   if (t.host_pid && t.host_pid != t.pid) j["host_pid"] = t.host_pid;
   if (f & F_PATH) path_json(trace, j, "path", e.path);

@@ -325,10 +325,13 @@ void decoder::on_fd(std::span<const uint8_t> record) {
   t.root = root_for(h->root, t.pid);
   if (const fd_entry* known = fds_.find(h->files, h->fd); known && known->kfile == f.file) return;
   if (const auto kind = nonfile_kind(f)) return bind_nonfile(h->files, h->fd, f, *kind);
-  const file_id id = file_of(f);
-  path_id path = no_id;
   const walk_view& walk = it.walk[0];
-  path = walk_path(t, walk);
+  const path_id path = walk_path(t, walk);
+  // A file outside the process's root and fsrr's (a log the parent of a chroot passed in):
+  // nothing either can name, to replay ops on. Counted as a pipe would be.
+  if (path == no_id && walk.present && (walk.flags & FSRR_WALK_UNREACHABLE))
+    return bind_nonfile(h->files, h->fd, f, fd_kind::other);
+  const file_id id = file_of(f);
   if (path != no_id) {
     if (!(walk.flags & FSRR_WALK_DELETED)) {
       const observed o = observe(f, it.attr[0], id);

@@ -13,23 +13,15 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "loop_fs.h"
+#include "e2e.h"
 #include "temp_dir.h"
 #include "tree_fixture.h"
 
 namespace {
 
+using fsrr::test::can_record;
 using fsrr::test::run;
-
-// Recording needs root and BTF; under CI=true missing either is a failure, not a skip.
-bool can_record() {
-  struct stat st;
-  const bool ok = ::geteuid() == 0 && ::stat("/sys/kernel/btf/vmlinux", &st) == 0;
-  if (!ok && std::getenv("CI") && std::string(std::getenv("CI")) == "true")
-    FAIL("recording needs root and /sys/kernel/btf/vmlinux, and CI=true forbids skipping");
-  if (!ok) WARN("skipped: recording needs root and /sys/kernel/btf/vmlinux");
-  return ok;
-}
+using fsrr::test::slurp;
 
 struct outcome {
   int status = -1;
@@ -48,11 +40,6 @@ outcome replay(const std::string& trace, const std::string& target, const std::s
 
 int verify(const std::string& trace, const std::string& target, const std::string& log) {
   return run(fmt::format("{} verify {} {} >{} 2>&1", FSRR_BIN, trace, target, log));
-}
-
-std::string slurp(const std::string& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 // Ops whose results rightly depend on the file system: reflink support (FICLONE) and the
