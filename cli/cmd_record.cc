@@ -23,7 +23,8 @@ recorder::record_stopped print_summary(const recorder::record_options& o) {
                  "up (--lossy never stops it)\n",
                  r.pauses, double(r.paused_ns) / 1e9);
     if (r.filtered)
-      fmt::print(stderr, "record: {} events outside --path counted, not stored\n", r.filtered);
+      fmt::print(stderr, "record: {} events outside --path counted, not stored ({} in the kernel)\n",
+                 r.filtered, r.filtered_in_kernel);
     if (r.lost)
       fmt::print(stderr, "fsrr: warning: {} events were lost; the trace is incomplete{}\n", r.lost,
                  o.lossy ? " (without --lossy, fsrr stops the workload instead)" : "");

@@ -302,10 +302,11 @@ class recording {
         if (all_gone) return;
       }
       if (!cmd_ && pidfds_.fds.empty() && !o_.all && !cgroup_fd_.fds.empty() &&
-          now >= next_cgroup_look) {  // a cgroup that had processes and has none left
-        const bool now_populated = populated(cgroup_fd_.fds[0]);
+          now >= next_cgroup_look) {  // a cgroup that had processes (traced ones, or seen
+        const bool now_populated = populated(cgroup_fd_.fds[0]);  // there) and has none left
+        cgroup_was_populated =
+            cgroup_was_populated || now_populated || writer_.summary().threads > 0;
         if (cgroup_was_populated && !now_populated) return;
-        cgroup_was_populated = cgroup_was_populated || now_populated;
         next_cgroup_look = now + 100'000'000;
       }
     }
@@ -338,9 +339,8 @@ class recording {
     uint64_t paused = 0;
     for (uint64_t n : bpf_->counter(FSRR_C_PAUSES)) paused += n;
     writer_.add_pauses(paused, pauses_->stats().paused_ns);
-    uint64_t filtered = dec_.stats().filtered;
-    for (uint64_t n : bpf_->counter(FSRR_C_FILTERED)) filtered += n;
-    writer_.add_filtered(filtered);
+    for (uint64_t n : bpf_->counter(FSRR_C_FILTERED)) filtered_in_kernel_ += n;
+    writer_.add_filtered(dec_.stats().filtered + filtered_in_kernel_);
     uint64_t compat = 0;
     for (uint64_t n : bpf_->counter(FSRR_C_COMPAT)) compat += n;
     if (compat) writer_.mark_incomplete(incomplete_compat_syscalls);
@@ -369,6 +369,7 @@ class recording {
     res.pauses = sum.pauses;
     res.paused_ns = sum.paused_ns;
     res.filtered = sum.filtered;
+    res.filtered_in_kernel = filtered_in_kernel_;
     drain_.reset();
     bpf_.reset();  // the programs and maps go now, leave_for_exit or not
     return res;
@@ -402,6 +403,7 @@ class recording {
   fd_set_owner pidfds_;
   fd_set_owner cgroup_fd_;
   bool cut_short_ = false;
+  uint64_t filtered_in_kernel_ = 0;
   uint64_t cut_at_ = 0;  // CLOCK_MONOTONIC ns; UINT64_MAX: when the trace reaches --max-size
   uint64_t start_ = 0;
   uint64_t peak_tracked_ = 0;
