@@ -29,9 +29,13 @@ static __always_inline void describe_task(struct task_struct* task, __u32* tid, 
 
 #define SIGSTOP 19
 
+#define SIGCONT 18
+
 /* Stops the current process (the signal acts on its way back to user space, after this
  * syscall's record went in) and lists it in `paused` for the recorder, which continues it
- * once none of the reasons is left. The global init ignores SIGSTOP. */
+ * once none of the reasons is left. The signal goes first: a recorder that continues the
+ * process between the two either undoes it or finds the entry on its next pass. The global
+ * init ignores SIGSTOP. */
 static __always_inline void pause_self(struct task_struct* task, __u32 reason) {
   struct fsrr_pause p = {.reasons = reason}, *old;
   __u32 tgid = extract__host_tgid(task);
@@ -39,11 +43,15 @@ static __always_inline void pause_self(struct task_struct* task, __u32 reason) {
   if (!tgid || task->tgid == 1 || bpf_send_signal(SIGSTOP)) return;
   p.since = bpf_ktime_get_ns();
   if (!bpf_map_update_elem(&paused, &tgid, &p, BPF_NOEXIST)) {
+    count(FSRR_C_PAUSED);
     if (reason == FSRR_PAUSE_BACKLOG) count(FSRR_C_PAUSES);
     return;
   }
   old = bpf_map_lookup_elem(&paused, &tgid);
-  if (old) __sync_fetch_and_or(&old->reasons, reason);
+  if (old)
+    __sync_fetch_and_or(&old->reasons, reason);
+  else
+    bpf_send_signal(SIGCONT); /* the map is full: nobody would continue it */
 }
 
 /* Sends an FSRR_REC_FD record: what fd refers to, with its path and inode state if it is a

@@ -246,6 +246,7 @@ enum fsrr_counter {
   FSRR_C_NOSTATE,  /* task storage could not be created */
   FSRR_C_UNWOKEN,  /* bytes this CPU sent since it last woke the recorder (not a count) */
   FSRR_C_PAUSES,   /* processes stopped until the recorder caught up */
+  FSRR_C_PAUSED,   /* entries added to the paused map, whatever the reason */
   FSRR_C_FILTERED, /* syscalls on files outside the --path directories: counted, not sent */
   FSRR_C_COUNT,
 };

@@ -86,7 +86,7 @@ struct {
 /* Processes stopped with SIGSTOP, by tgid, until the recorder continues them. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 65536);
+  __uint(max_entries, 16384);
   __type(key, __u32);
   __type(value, struct fsrr_pause);
 } paused SEC(".maps");

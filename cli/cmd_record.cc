@@ -17,6 +17,9 @@ recorder::record_stopped print_summary(const recorder::record_options& o) {
                r.events, r.lost, r.trace_bytes,
                r.events ? double(r.trace_bytes) / double(r.events) : 0.0,
                double(r.duration_ns) / 1e9, o.output);
+    if (r.events)
+      fmt::print(stderr, "record: fsrr used {:.3f} s of CPU, {:.2f} us per event\n",
+                 double(r.cpu_ns) / 1e9, double(r.cpu_ns) / 1e3 / double(r.events));
     if (r.pauses)
       fmt::print(stderr,
                  "record: the workload was stopped {} times, {:.3f} s in all, while fsrr caught "

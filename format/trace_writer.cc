@@ -294,8 +294,7 @@ void trace_writer::append(const event& e) {
   if (e.ts > m.chunk_max_ts) m.chunk_max_ts = e.ts;
   ++m.chunk_events;
   m.sum.add(e);
-  if (m.chunk_events >= m.chunk_limit ||
-      m.chunk_bytes + m.defs.bytes() + m.tree.size() * 48 >= m.opt.chunk_bytes)
+  if (m.chunk_events >= m.chunk_limit || m.chunk_bytes + m.defs.bytes() >= m.opt.chunk_bytes)
     flush();
 }
 
@@ -303,9 +302,7 @@ void trace_writer::add_tree_entry(const tree_entry& e) {
   auto& m = *impl_;
   m.tree.push_back(e);
   m.sum.tree.add(e);
-  if (m.tree.size() >= m.opt.tree_entries ||
-      m.chunk_bytes + m.defs.bytes() + m.tree.size() * 48 >= m.opt.chunk_bytes)
-    flush();
+  if (m.tree.size() >= m.opt.tree_entries) flush();
 }
 
 void trace_writer::add_lost(uint32_t cpu, uint64_t count) {

@@ -21,8 +21,11 @@ uint64_t monotonic_ns() {
 }  // namespace
 
 pause_keeper::pause_keeper(int paused_map, uint64_t resume_below,
-                           std::function<void(pid_t)> hold_root)
-    : map_(paused_map), resume_below_(resume_below), hold_root_(std::move(hold_root)) {}
+                           std::function<void(pid_t)> hold_root, std::function<uint64_t()> added)
+    : map_(paused_map),
+      resume_below_(resume_below),
+      hold_root_(std::move(hold_root)),
+      added_(std::move(added)) {}
 
 pause_keeper::~pause_keeper() {
   resume_all();
@@ -30,9 +33,10 @@ pause_keeper::~pause_keeper() {
 
 void pause_keeper::after_pass(uint64_t pending) {
   std::lock_guard lock(mu_);
-  uint32_t key;
-  if (bpf_map_get_next_key(map_, nullptr, &key) != 0) return;  // nobody is stopped
-  resume_locked(monotonic_ns(), pending < resume_below_);
+  const uint64_t added = added_();  // read before the scan: what is added after, it may miss
+  if (added == added_when_empty_ && !maybe_full_) return;  // nobody was stopped since
+  maybe_full_ = resume_locked(monotonic_ns(), pending < resume_below_);
+  if (!maybe_full_) added_when_empty_ = added;
 }
 
 void pause_keeper::resume_all() {
@@ -43,7 +47,7 @@ void pause_keeper::resume_all() {
 // Each entry is deleted before its SIGCONT: a program that stops the process again meanwhile
 // either sent its SIGSTOP first (the SIGCONT undoes it) or adds the entry back (next pass).
 // Only waiting for the ring counts as a pause: a root is held within the pass.
-void pause_keeper::resume_locked(uint64_t now, bool drained) {
+bool pause_keeper::resume_locked(uint64_t now, bool drained) {
   std::vector<uint32_t> tgids;
   uint64_t since = now;
   uint32_t key, next;
@@ -52,10 +56,14 @@ void pause_keeper::resume_locked(uint64_t now, bool drained) {
     tgids.push_back(next);
     key = next;
   }
+  bool left = false;
   for (uint32_t tgid : tgids) {
     fsrr_pause p{};
     if (bpf_map_lookup_elem(map_, &tgid, &p) != 0) continue;
-    if ((p.reasons & FSRR_PAUSE_BACKLOG) && !drained) continue;
+    if ((p.reasons & FSRR_PAUSE_BACKLOG) && !drained) {
+      left = true;
+      continue;
+    }
     if (p.reasons & FSRR_PAUSE_ROOT) hold_root_(static_cast<pid_t>(tgid));
     if (bpf_map_delete_elem(map_, &tgid) != 0) continue;
     if (p.reasons & FSRR_PAUSE_BACKLOG) since = std::min<uint64_t>(since, p.since);
@@ -65,6 +73,7 @@ void pause_keeper::resume_locked(uint64_t now, bool drained) {
     ++stats_.episodes;
     stats_.paused_ns += now - since;
   }
+  return left;
 }
 
 pause_stats pause_keeper::stats() const {

@@ -21,7 +21,10 @@ class pause_keeper {
   // `paused_map`: the programs' `paused` map. Processes that wait for the ring are continued
   // once fewer than `resume_below` bytes are left in it; those that wait for their root once
   // `hold_root(tgid)` has returned.
-  pause_keeper(int paused_map, uint64_t resume_below, std::function<void(pid_t)> hold_root);
+  // `added()`: how many entries the programs have added to the map so far (passes skip the
+  // map, whose scan costs a walk of all its buckets, while that number stays).
+  pause_keeper(int paused_map, uint64_t resume_below, std::function<void(pid_t)> hold_root,
+               std::function<uint64_t()> added);
   ~pause_keeper();  // continues whatever is still stopped: never leave the workload stopped
 
   // On the drain thread, after each pass, with the bytes still in the ring.
@@ -31,11 +34,15 @@ class pause_keeper {
   pause_stats stats() const;
 
  private:
-  void resume_locked(uint64_t now, bool drained);
+  // Returns whether entries were left.
+  bool resume_locked(uint64_t now, bool drained);
 
   int map_;
   uint64_t resume_below_;
   std::function<void(pid_t)> hold_root_;
+  std::function<uint64_t()> added_;
+  uint64_t added_when_empty_ = 0;  // added_() when a scan last left the map empty
+  bool maybe_full_ = false;        // a scan left entries in the map
   mutable std::mutex mu_;
   pause_stats stats_;
 };

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -226,8 +227,13 @@ class recording {
                       cgroup_fd_.fds.empty() ? -1 : cgroup_fd_.fds[0], kept.inodes},
         [this](std::span<const uint8_t> r) { dec_.on_record(r); });
     roots_.on_new([this](const root_key& k) { bpf_->add_root(k.bpf()); });
-    pauses_.emplace(bpf_->paused_fd(), ring_bytes / 8,
-                    [this](pid_t pid) { roots_.grab(pid); });
+    pauses_.emplace(
+        bpf_->paused_fd(), ring_bytes / 8, [this](pid_t pid) { roots_.grab(pid); },
+        [this] {
+          uint64_t n = 0;
+          for (uint64_t c : bpf_->counter(FSRR_C_PAUSED)) n += c;
+          return n;
+        });
     drain_.emplace(bpf_->ring_fd(), bpf_->ring_size(), o_.queue_bytes,
                    [this](uint64_t pending) { pauses_->after_pass(pending); });
     if (cmd_ && !bpf_->trace_thread(cmd_->pid()))
@@ -366,6 +372,10 @@ class recording {
     res.peak_tracked = std::max<uint64_t>(peak_tracked_, dec_.tracked());
     res.exact_bpf = bpf_->exact();
     res.peak_queued = drain_->stats().peak_queued;
+    rusage self{};
+    ::getrusage(RUSAGE_SELF, &self);
+    for (const timeval& t : {self.ru_utime, self.ru_stime})
+      res.cpu_ns += static_cast<uint64_t>(t.tv_sec) * 1'000'000'000 + t.tv_usec * 1000ull;
     res.pauses = sum.pauses;
     res.paused_ns = sum.paused_ns;
     res.filtered = sum.filtered;

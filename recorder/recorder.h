@@ -57,6 +57,8 @@ struct record_result {
   uint64_t peak_tracked = 0;  // most objects (tasks, inodes, fds, paths) held at once
   bool exact_bpf = false;     // the BPF build for this very kernel was loaded (not CO-RE)
   uint64_t peak_queued = 0;   // most drained bytes waiting for the decoder at once
+  uint64_t cpu_ns = 0;        // CPU time fsrr itself used (its threads; the programs run in the
+                              // workload's and are its own)
   uint64_t pauses = 0;        // processes stopped until fsrr caught up (not with lossy)
   uint64_t paused_ns = 0;     // wall time during which some were stopped
 };

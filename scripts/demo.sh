@@ -16,6 +16,18 @@ if [[ $# -eq 0 && $(id -u) -eq 0 && -r /sys/kernel/btf/vmlinux ]]; then
   trace=$work/copy.trace
   echo "== fsrr record -o copy.trace -- rsync -aAHX src/ dst/   ($(find "$work/src" -type f | wc -l) files)"
   (cd "$work" && "$fsrr" record -o copy.trace -- rsync -aAHX src/ dst/)
+  # A recording that lost events or missed some I/O is not the copy it claims to be: say what
+  # is missing and show the shipped trace instead.
+  state=$("$fsrr" info "$trace" --json | python3 -c '
+import json, sys
+i = json.load(sys.stdin)
+why = (["%d events lost" % i["lost_events"]] if i["lost_events"] else []) + i["incomplete_reasons"]
+print("complete" if i["complete"] else "; ".join(why) or "incomplete")')
+  if [[ $state != complete ]]; then
+    echo "demo: the recording is incomplete ($state); it is not replayed as if it were whole."
+    echo "demo: replaying the trace shipped in traces/ instead."
+    trace=traces/seed000-rsync.trace
+  fi
 else
   trace=${1:-traces/seed000-rsync.trace}
 fi

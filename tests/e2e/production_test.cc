@@ -2,6 +2,7 @@
 // container's cgroup, part of the tree, a window of a long run. All through the fsrr binary.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,6 +64,7 @@ class background {
     pid_ = ::fork();
     if (pid_ == 0) {
       ::setsid();
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a test killed outright takes it along
       ::execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
       ::_exit(127);
     }
