@@ -34,24 +34,41 @@ static __always_inline void describe_task(struct task_struct* task, __u32* tid, 
 /* Stops the current process (the signal acts on its way back to user space, after this
  * syscall's record went in) and lists it in `paused` for the recorder, which continues it
  * once none of the reasons is left. The signal goes first: a recorder that continues the
- * process between the two either undoes it or finds the entry on its next pass. The global
- * init ignores SIGSTOP. */
-static __always_inline void pause_self(struct task_struct* task, __u32 reason) {
+ * process between the two either undoes it or finds the entry on its next pass.
+ * Never stopped: the global init (it ignores SIGSTOP), and a process fsrr did not start that
+ * has a terminal: it may be a job of an interactive shell, which would take the stop for
+ * the user's and the terminal back. Those may lose events instead (counted). */
+static __always_inline void pause_self(struct task_struct* task, struct task_state* s,
+                                       __u32 reason) {
   struct fsrr_pause p = {.reasons = reason}, *old;
   __u32 tgid = extract__host_tgid(task);
 
-  if (!tgid || task->tgid == 1 || bpf_send_signal(SIGSTOP)) return;
+  if (!tgid || task->tgid == 1) return;
+  if (!(s->flags & TASK_SPAWNED) && task->signal->tty) return;
+  if (bpf_send_signal(SIGSTOP)) return;
   p.since = bpf_ktime_get_ns();
-  if (!bpf_map_update_elem(&paused, &tgid, &p, BPF_NOEXIST)) {
-    count(FSRR_C_PAUSED);
-    if (reason == FSRR_PAUSE_BACKLOG) count(FSRR_C_PAUSES);
-    return;
+  for (int tries = 0; tries < 2; tries++) { /* the recorder may delete it in between */
+    if (!bpf_map_update_elem(&paused, &tgid, &p, BPF_NOEXIST)) {
+      count(FSRR_C_PAUSED);
+      if (reason == FSRR_PAUSE_BACKLOG) count(FSRR_C_PAUSES);
+      return;
+    }
+    old = bpf_map_lookup_elem(&paused, &tgid);
+    if (old) {
+      __sync_fetch_and_or(&old->reasons, reason);
+      return;
+    }
   }
-  old = bpf_map_lookup_elem(&paused, &tgid);
-  if (old)
-    __sync_fetch_and_or(&old->reasons, reason);
-  else
-    bpf_send_signal(SIGCONT); /* the map is full: nobody would continue it */
+  bpf_send_signal(SIGCONT); /* the map is full: nobody would continue it */
+}
+
+/* The `roots` map's key for a root: without the device, which user space sees otherwise. */
+static __always_inline bool root_held(const struct fsrr_root* r) {
+  struct fsrr_root key = *r;
+
+  key.dev = 0;
+  key.pad = 0;
+  return bpf_map_lookup_elem(&roots, &key) != NULL;
 }
 
 /* Sends an FSRR_REC_FD record: what fd refers to, with its path and inode state if it is a
@@ -86,19 +103,25 @@ static __always_inline struct fd_memo* memo_of(struct task_state* s, long fd) {
   return &s->seen[fd & (FSRR_FD_CACHE - 1)];
 }
 
+static __always_inline __u64 file_ino(__u64 fptr) {
+  return fptr ? KPTR(file, fptr)->f_inode->i_ino : 0;
+}
+
 static __always_inline void note_fd(struct task_state* s, long fd, __u64 fptr, bool outside) {
   struct fd_memo* m = memo_of(s, fd);
 
   m->fd = fd;
   m->file = fptr;
   m->outside = outside;
+  if (outside) m->ino = file_ino(fptr);
 }
 
-/* Whether this thread knows fd for a file outside the --path directories. */
+/* Whether this thread knows fd for a file outside the --path directories (and the struct file
+ * has not been reused for another inode since, by another thread). */
 static __always_inline bool fd_outside(struct task_state* s, long fd, __u64 fptr) {
   struct fd_memo* m = memo_of(s, fd);
 
-  return fptr && m->fd == fd && m->file == fptr && m->outside;
+  return fptr && m->fd == fd && m->file == fptr && m->outside && m->ino == file_ino(fptr);
 }
 
 /* The file behind fd; first described to the recorder if this thread has not done so
@@ -121,6 +144,7 @@ static __always_inline void forget_fds(struct task_state* s) {
     s->seen[i].fd = 0;
     s->seen[i].file = 0;
     s->seen[i].outside = 0;
+    s->seen[i].ino = 0;
   }
 }
 
@@ -168,7 +192,13 @@ __noinline int announce(struct task_state* s, __u64 ts) {
     s->root_mnt = fs ? (__u64)fs->root.mnt : 0;
     s->root_dentry = fs ? (__u64)fs->root.dentry : 0;
   }
-  if (root.mnt_ns && !bpf_map_lookup_elem(&roots, &root)) pause_self(task, FSRR_PAUSE_ROOT);
+  s->flags &= ~TASK_OWN_ROOT;
+  if (root.mnt_id == targ_self_root_mnt && root.ino == targ_self_root_ino &&
+      root.mnt_ns == targ_self_mnt_ns)
+    s->flags |= TASK_OWN_ROOT;
+  /* With --lossy nothing waits: the recorder looks the root up when it gets there. */
+  if (targ_pause_bytes && root.mnt_ns && !root_held(&root))
+    pause_self(task, s, FSRR_PAUSE_ROOT);
   return 0;
 }
 
@@ -197,6 +227,7 @@ int BPF_PROG(fsrr_sys_enter, struct pt_regs* ctx_regs, long id) {
   }
   s->enter_ts = bpf_ktime_get_ns();
   s->in_flight = id + 1;
+  if (targ_sc[id].kind == FSRR_K_EXEC) s->exec_tid = extract__host_tid(KPTR(task_struct, cur));
   if (targ_sc[id].flags & FSRR_SC_FD0_ENTER) /* close: the file is gone at exit */
     s->enter_file =
         describe_fd(KPTR(task_struct, cur), s, (int)extract__arg(KPTR(pt_regs, ctx_regs), 0),
@@ -324,9 +355,18 @@ static __always_inline bool has_args(const volatile struct fsrr_sc* sc, const __
  * recorder to drain and continue it, instead of losing its events. Each pause is counted
  * once per process; the headroom above targ_pause_bytes takes what the threads already in a
  * syscall still send. */
-static __always_inline void pause_if_full(struct task_struct* task) {
+static __always_inline void pause_if_full(struct task_struct* task, struct task_state* s) {
   if (targ_pause_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= targ_pause_bytes)
-    pause_self(task, FSRR_PAUSE_BACKLOG);
+    pause_self(task, s, FSRR_PAUSE_BACKLOG);
+}
+
+/* Whether the in-kernel --path filter applies to this task now. */
+static __always_inline bool path_filter_on(struct task_state* s) {
+  __u32 zero = 0, *on;
+
+  if (!targ_npaths || !(s->flags & TASK_OWN_ROOT)) return false;
+  on = bpf_map_lookup_elem(&path_filter, &zero);
+  return on && *on;
 }
 
 SEC("tp_btf/sys_exit")
@@ -371,9 +411,10 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
 
   /* --path: a call on fds alone, every one a file outside the directories, is not sent (ops
    * naming paths, and opens, are: the recorder filters them once it resolved the names). */
-  outside = targ_npaths && !sc->path[0] && !sc->path[1] &&
+  outside = !sc->path[0] && !sc->path[1] &&
             (sc->kind == FSRR_K_PLAIN || sc->kind == FSRR_K_IOV || sc->kind == FSRR_K_CLOSE ||
-             sc->kind == FSRR_K_MMAP);
+             sc->kind == FSRR_K_MMAP) &&
+            path_filter_on(s);
   /* fd arguments, as they stand after the call */
   for (i = 0; i < 2; i++) {
     if (!sc->fd[i]) continue;
@@ -429,7 +470,7 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
     count(FSRR_C_FILTERED);
   else
     rec__send(&r);
-  pause_if_full(task);
+  pause_if_full(task, s);
   return 0;
 }
 
@@ -451,8 +492,10 @@ int BPF_PROG(fsrr_fork, struct task_struct* tparent, struct task_struct* tchild)
     count(FSRR_C_NOSTATE);
     return 0;
   }
-  if (ps) /* the child's fd table is (a copy of) the parent's */
+  if (ps) { /* the child's fd table is (a copy of) the parent's */
     for (i = 0; i < FSRR_FD_CACHE; i++) cs->seen[i] = ps->seen[i];
+    cs->flags |= ps->flags & (TASK_SPAWNED | TASK_OWN_ROOT);
+  }
   if (!rec__open(&r, SLOT_TASK, sizeof(*h))) return 0;
   h = (void*)r.buf;
   h->h.type = FSRR_REC_FORK;
@@ -464,6 +507,7 @@ int BPF_PROG(fsrr_fork, struct task_struct* tparent, struct task_struct* tchild)
   h->fs = (__u64)child->fs;
   describe_task(child, &h->h.tid, &h->pid, &h->parent_pid, h->comm, &h->ids, &h->root);
   h->parent_tid = extract__host_tid(parent);
+  h->parent_pid = extract__host_tgid(parent); /* the forking process, for CLONE_THREAD too */
   h->tid_for_parent =
       extract__pid_nr(child->thread_pid, parent->thread_pid ? parent->thread_pid->level : 0, 0);
   if (rec__send(&r)) {
@@ -472,7 +516,7 @@ int BPF_PROG(fsrr_fork, struct task_struct* tparent, struct task_struct* tchild)
     cs->fs = h->fs;
     /* A root the recorder does not hold (clone(CLONE_NEWNS)): announced again, and waited
      * for, at the child's first syscall. */
-    if (bpf_map_lookup_elem(&roots, &h->root) && child->fs) {
+    if (root_held(&h->root) && child->fs) {
       cs->root_mnt = (__u64)child->fs->root.mnt;
       cs->root_dentry = (__u64)child->fs->root.dentry;
     }
@@ -499,7 +543,7 @@ int BPF_PROG(fsrr_exec, struct task_struct* tp, pid_t old_pid, struct linux_binp
   h->files = (__u64)p->files;
   h->pid = extract__host_tgid(p);
   /* old_pid is in the initial namespace: the recorder's only when it runs there */
-  h->old_tid = targ_pidns_level ? h->h.tid : old_pid;
+  h->old_tid = targ_pidns_level ? (s->exec_tid ? s->exec_tid : h->h.tid) : old_pid;
   bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), p->comm);
   extract__ids(p, &h->ids);
   rec__file_walk(&r, 0, (__u64)bprm->file, (__u64)p);

@@ -239,6 +239,37 @@ struct fsrr_fd {
   struct fsrr_root root;
 };
 
+/* An fd a thread has already described to the recorder. */
+struct fd_memo {
+  __u64 file; /* struct file * */
+  __u64 ino;  /* its inode's number: a struct file reused for another file is not this one */
+  __s32 fd;
+  __u32 outside; /* a file outside the --path directories: ops on it alone are not sent */
+};
+
+enum fsrr_task_flags {
+  TASK_ANNOUNCED = 1, /* the recorder has this task's pid, comm and tables */
+  TASK_SPAWNED = 2,   /* fsrr's command or its descendant: stopped even with a terminal */
+  TASK_OWN_ROOT = 4,  /* sees the recorder's root: the in-kernel --path filter applies */
+};
+
+/* Per traced task, in task storage; a task is traced iff it has one. The recorder creates
+ * the first ones (fsrr's command, --pid threads). */
+struct task_state {
+  __u64 enter_ts;
+  __u32 in_flight; /* syscall nr + 1; 0: none */
+  __u32 flags;     /* enum fsrr_task_flags */
+  __u64 files;     /* the fd table and cwd the recorder has for this task */
+  __u64 fs;
+  __u64 cwd_fs;     /* the fs_struct whose cwd the recorder got from this task */
+  __u64 enter_file; /* FSRR_SC_FD0_ENTER: fd0's file at entry */
+  __u64 root_mnt;   /* the root the recorder has for this task (struct vfsmount *, dentry *) */
+  __u64 root_dentry;
+  __u32 exec_tid; /* the tid at execve's entry: a thread that execs takes its leader's */
+  __u32 pad;
+  struct fd_memo seen[FSRR_FD_CACHE];
+};
+
 /* Per-CPU counters in the `counters` map. */
 enum fsrr_counter {
   FSRR_C_LOST = 0, /* records the ring buffer had no room for */

@@ -12,36 +12,15 @@ const volatile __u64 targ_pause_bytes = 0; /* stop a process that finds the ring
 const volatile __u32 targ_pidns_level = 0;  /* the recorder's pid namespace: its depth ... */
 const volatile __u32 targ_pidns_ino = 0;    /* ... and inode; tasks outside it are never traced */
 const volatile __u32 targ_self_mnt_id = 0;  /* the mount whose root is the recorder's "/"; 0: none */
+/* the recorder's root (fsrr_root without dev): the --path filter is for tasks that share it */
+const volatile __u32 targ_self_root_mnt = 0;
+const volatile __u64 targ_self_root_ino = 0;
+const volatile __u32 targ_self_mnt_ns = 0;
 const volatile bool targ_cgroup = false;    /* trace every task in cgroup_of[0] and below */
-/* --path: the directories (device, inode) that ops on files are kept beneath */
+/* --path: the directories (mnt_id, inode) that ops on files are kept beneath */
 const volatile __u32 targ_npaths = 0;
-const volatile __u32 targ_path_dev[FSRR_PATHS] = {}; /* kernel encoding */
+const volatile __u32 targ_path_mnt[FSRR_PATHS] = {};
 const volatile __u64 targ_path_ino[FSRR_PATHS] = {};
-
-/* An fd this thread has already described to the recorder. */
-struct fd_memo {
-  __u64 file;
-  __s32 fd;
-  __u32 outside; /* a file outside the --path directories: ops on it alone are not sent */
-};
-
-enum task_flags {
-  TASK_ANNOUNCED = 1, /* the recorder has this task's pid, comm and tables */
-};
-
-/* Per traced task; a task is traced iff it has one. */
-struct task_state {
-  __u64 enter_ts;
-  __u32 in_flight; /* syscall nr + 1; 0: none */
-  __u32 flags;     /* enum task_flags */
-  __u64 files;     /* the fd table and cwd the recorder has for this task */
-  __u64 fs;
-  __u64 cwd_fs;     /* the fs_struct whose cwd the recorder got from this task */
-  __u64 enter_file; /* FSRR_SC_FD0_ENTER: fd0's file at entry */
-  __u64 root_mnt;   /* the root the recorder has for this task (struct vfsmount *, dentry *) */
-  __u64 root_dentry;
-  struct fd_memo seen[FSRR_FD_CACHE];
-};
 
 struct {
   __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -98,6 +77,15 @@ struct {
   __type(key, struct fsrr_root);
   __type(value, __u8);
 } roots SEC(".maps");
+
+/* [0]: whether the --path filter may drop calls in the kernel; the recorder clears it when a
+ * kept directory is replaced (the inodes above no longer name it). */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u32);
+} path_filter SEC(".maps");
 
 /* --cgroup: the cgroup whose tasks are traced. */
 struct {

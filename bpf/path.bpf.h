@@ -20,17 +20,18 @@ struct walk_ctx {
   __u32 flags;  /* enum fsrr_walk_flags */
 };
 
-/* Whether dentry `d` is one of the --path directories. */
-static __always_inline bool walk__is_kept_dir(struct dentry* d) {
+/* Whether dentry `d`, seen through mount `m`, is one of the --path directories (by mount id
+ * and inode number: what statx tells the recorder, s_dev not being st_dev on btrfs). */
+static __always_inline bool walk__is_kept_dir(struct dentry* d, struct mount* m) {
   struct inode* inode = d->d_inode;
   __u64 ino;
-  __u32 dev, k;
+  __u32 mnt, k;
 
   if (!inode) return false;
   ino = inode->i_ino;
-  dev = inode->i_sb->s_dev;
+  mnt = m->mnt_id;
   for (k = 0; k < FSRR_PATHS && k < targ_npaths; k++)
-    if (targ_path_ino[k] == ino && targ_path_dev[k] == dev) return true;
+    if (targ_path_ino[k] == ino && targ_path_mnt[k] == mnt) return true;
   return false;
 }
 
@@ -42,7 +43,7 @@ static long walk__step(__u64 i, struct walk_ctx* c) {
   __u32 len, pos;
   __u8* buf;
 
-  if (targ_npaths && !(c->flags & FSRR_WALK_INSIDE) && walk__is_kept_dir(d))
+  if (targ_npaths && !(c->flags & FSRR_WALK_INSIDE) && walk__is_kept_dir(d, m))
     c->flags |= FSRR_WALK_INSIDE;
   if (c->dentry == c->root_dentry && c->mnt == c->root_mnt) return 1; /* the task's "/" */
   if (c->dentry == (__u64)m->mnt.mnt_root) {

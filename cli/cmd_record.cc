@@ -42,7 +42,7 @@ recorder::record_stopped print_summary(const recorder::record_options& o) {
     if (r.cut_short)
       fmt::print(stderr, "record: {} reached; the trace is complete; {} goes on, untraced\n",
                  o.duration_ns && r.duration_ns >= o.duration_ns ? "--duration" : "--max-size",
-                 o.command.front());
+                 o.command.empty() ? "the workload" : o.command.front());
   };
 }
 

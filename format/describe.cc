@@ -182,6 +182,9 @@ std::vector<std::string> incomplete_reasons(uint64_t bits) {
       {incomplete_aio, "AIO is invisible to syscall tracing"},
       {incomplete_shared_mmap, "writes through a shared mapping are invisible"},
       {incomplete_path_unresolved, "some paths could not be resolved"},
+      {incomplete_path_filter,
+       "a --path directory was replaced while recording: ops through fds beneath the new one "
+       "may be missing"},
   };
   std::vector<std::string> out;
   for (const auto& [bit, text] : names)

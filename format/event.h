@@ -125,6 +125,7 @@ enum incomplete_bit : uint64_t {
   incomplete_aio = 1u << 2,
   incomplete_shared_mmap = 1u << 3,  // writable shared mapping of a traced file
   incomplete_path_unresolved = 1u << 4,
+  incomplete_path_filter = 1u << 5,  // a --path directory was replaced while the kernel filtered
 };
 
 struct header_info {

@@ -51,15 +51,18 @@ uint32_t decoder::root_for(const fsrr_root& r, int32_t pid) {
   const root_dir& dir = registry_.find_or_grab(key, pid);
   root_state s;
   s.dir = &dir;
-  s.number = w_.add_root({root_path, key.mnt_ns, user_dev(key.dev), key.ino,
+  s.number = w_.add_root({root_path, key.mnt_ns, dir.dev ? dir.dev : user_dev(r.dev), key.ino,
                           w_.intern_string(dir.where)});
   s.top = w_.root_top(s.number);
   s.mounts = dir.mounts;
   paths_.add_top(s.top, dir.fd);
+  const auto below = [](const std::string& p, const std::string& dir) {  // p beneath dir
+    return p.size() > dir.size() && p.compare(0, dir.size(), dir) == 0 && p[dir.size()] == '/';
+  };
   for (const std::string& k : kept_) {  // as the root's processes name it
-    if (dir.where == "/" || k == dir.where)
-      kept_ids_.push_back(paths_.from_absolute(s.top, k == dir.where ? "/" : k));
-    else if (k.compare(0, dir.where.size(), dir.where) == 0 && k[dir.where.size()] == '/')
+    if (dir.where == "/" || k == dir.where || below(dir.where, k))  // all of the root, if below
+      kept_ids_.push_back(dir.where == "/" ? paths_.from_absolute(s.top, k) : s.top);
+    else if (below(k, dir.where))
       kept_ids_.push_back(paths_.from_absolute(s.top, k.substr(dir.where.size())));
   }
   inside_.clear();
@@ -89,9 +92,20 @@ path_id decoder::walk_path(const task& t, const walk_view& w) {
   return no_id;
 }
 
-void decoder::keep_only(std::vector<std::string> dirs) {
+void decoder::keep_only(std::vector<std::string> dirs, std::function<void()> replaced) {
   kept_ = std::move(dirs);
+  kept_replaced_ = std::move(replaced);
   tree_.keep_only([this](path_id p) { return kept_.empty() || inside(p); });
+}
+
+bool decoder::names_kept_dir(path_id p) {
+  if (p == no_id) return false;
+  for (path_id k : kept_ids_)
+    for (path_id q = k;; q = paths_.parent(q)) {
+      if (q == p) return true;
+      if (paths_.parent(q) == q) break;
+    }
+  return false;
 }
 
 bool decoder::inside(path_id p) {
@@ -222,7 +236,7 @@ void decoder::on_task(std::span<const uint8_t> record) {
     t.comm = comm_of(h->comm);
     t.own = h->ids;
   }
-  t.root = root_for(h->root, t.pid);
+  if (h->root.mnt_ns) t.root = root_for(h->root, t.pid);  // 0: exiting, no fs_struct
 }
 
 void decoder::on_fork(std::span<const uint8_t> record) {
@@ -241,7 +255,7 @@ void decoder::on_fork(std::span<const uint8_t> record) {
   child.files = h->files;
   child.fs = h->fs;
   child.own = h->ids;
-  child.root = root_for(h->root, pid);
+  child.root = h->root.mnt_ns ? root_for(h->root, pid) : parent.root;
   tasks_[tid] = std::move(child);
   // The clone event is the parent's: it names the child as the parent's namespace does.
   child_files_[{static_cast<int32_t>(h->parent_tid), static_cast<int32_t>(h->tid_for_parent)}] =
@@ -322,7 +336,7 @@ void decoder::on_fd(std::span<const uint8_t> record) {
     t.ppid = static_cast<int32_t>(h->ppid);
     t.own = h->ids;
   }
-  t.root = root_for(h->root, t.pid);
+  if (h->root.mnt_ns) t.root = root_for(h->root, t.pid);
   if (const fd_entry* known = fds_.find(h->files, h->fd); known && known->kfile == f.file) return;
   if (const auto kind = nonfile_kind(f)) return bind_nonfile(h->files, h->fd, f, *kind);
   const walk_view& walk = it.walk[0];

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -41,7 +42,9 @@ class decoder {
   void on_record(std::span<const uint8_t> record);
   // --path: only events on paths beneath these directories (absolute, canonical, as fsrr
   // sees them; a root elsewhere keeps the part below it) and their initial tree are kept.
-  void keep_only(std::vector<std::string> dirs);
+  // `replaced` is called once if one of them (or a directory above) is removed or renamed:
+  // the in-kernel filter, which knows them by inode, no longer can tell.
+  void keep_only(std::vector<std::string> dirs, std::function<void()> replaced);
   // The recording is over: what is still pending goes to the trace.
   void finish() { tree_.settle_pending(UINT64_MAX); }
 
@@ -139,6 +142,7 @@ class decoder {
   void emit(syscall_ctx& c);
   bool keeps(syscall_ctx& c);
   bool inside(path_id p);  // beneath a kept directory (answers cached by path id)
+  bool names_kept_dir(path_id p);  // a kept directory, or one above it
 
   // The task a record names, with the tables the record says it uses (0: unknown).
   task& task_of(int32_t tid, int32_t pid, uint64_t files, uint64_t fs = 0);
@@ -177,6 +181,7 @@ class decoder {
   std::vector<std::string> kept_;      // --path directories, as fsrr sees them
   std::vector<path_id> kept_ids_;      // the same, below each root that shows them
   std::vector<uint8_t> inside_;        // by path id: 0 unknown, 1 outside, 2 inside
+  std::function<void()> kept_replaced_;
   std::unordered_set<path_id> devices_;  // paths a stat or open showed to be device nodes
   decoder_stats stats_;
   std::unordered_map<int32_t, task> tasks_;

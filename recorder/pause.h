@@ -1,6 +1,7 @@
 // Backpressure, user side: the programs stop a process that finds the ring buffer filling up
 // (pause_if_full in fsrr.bpf.c) and list it in the `paused` map; this continues it once the
-// drain has caught up, and accounts for the time the workload spent waiting.
+// drain has caught up, and accounts for the time the workload spent waiting. A guard process
+// continues whatever is still listed if fsrr dies without doing so (kill -9, OOM).
 #pragma once
 
 #include <sys/types.h>
@@ -26,6 +27,8 @@ class pause_keeper {
   pause_keeper(int paused_map, uint64_t resume_below, std::function<void(pid_t)> hold_root,
                std::function<uint64_t()> added);
   ~pause_keeper();  // continues whatever is still stopped: never leave the workload stopped
+  pause_keeper(const pause_keeper&) = delete;
+  pause_keeper& operator=(const pause_keeper&) = delete;
 
   // On the drain thread, after each pass, with the bytes still in the ring.
   void after_pass(uint64_t pending);
@@ -45,6 +48,8 @@ class pause_keeper {
   bool maybe_full_ = false;        // a scan left entries in the map
   mutable std::mutex mu_;
   pause_stats stats_;
+  pid_t guard_ = -1;       // the guard process
+  int guard_pipe_ = -1;    // its lifeline: it wakes when this is closed, however fsrr ends
 };
 
 }  // namespace fsrr::recorder

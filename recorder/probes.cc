@@ -3,6 +3,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -88,21 +90,23 @@ bool kernel_btf_is_build_btf() {
   return fsrr_btf_hash_end(&h) == FSRR_BTF_HASH;
 }
 
-// fsrr's pid namespace: how deep it is (NSpid lists a pid per level, the initial one first)
-// and its inode. Pids fsrr reads and writes are in it; the programs translate theirs.
+// fsrr's pid namespace: how deep it is below the initial one, and its inode. Pids fsrr reads
+// and writes are in it; the programs translate theirs. The depth is counted by climbing to
+// the parent namespaces (NS_GET_PARENT), not from /proc/self/status, whose NSpid starts at
+// the namespace of whoever mounted /proc: a container's own /proc hides the levels above.
 std::pair<uint32_t, uint32_t> own_pid_namespace() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  uint32_t level = 0;
-  while (std::getline(status, line))
-    if (line.rfind("NSpid:", 0) == 0) {
-      std::istringstream ids(line.substr(6));
-      uint64_t id;
-      while (ids >> id) ++level;
-      level = level ? level - 1 : 0;
-    }
+  int fd = ::open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
   struct stat ns {};
-  if (::stat("/proc/self/ns/pid", &ns) != 0) throw trace_error("cannot read /proc/self/ns/pid");
+  if (fd < 0 || ::fstat(fd, &ns) != 0) throw trace_error("cannot read /proc/self/ns/pid");
+  uint32_t level = 0;
+  for (int up; (up = ::ioctl(fd, NS_GET_PARENT)) >= 0; ++level) {
+    ::close(fd);
+    fd = up;
+  }
+  const int err = errno;  // EPERM at the initial namespace; else a user namespace in between
+  ::close(fd);
+  if (err != EPERM)
+    throw trace_error(fmt::format("cannot tell fsrr's pid namespace depth: {}", std::strerror(err)));
   return {level, static_cast<uint32_t>(ns.st_ino)};
 }
 
@@ -122,6 +126,7 @@ void probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
           skel->maps.paused,
           skel->maps.roots,
           skel->maps.cgroup_of,
+          skel->maps.path_filter,
           skel->progs.fsrr_sys_enter,
           skel->progs.fsrr_sys_exit,
           skel->progs.fsrr_fork,
@@ -134,10 +139,13 @@ void probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
   ro.targ_pidns_level = level;
   ro.targ_pidns_ino = ino;
   ro.targ_self_mnt_id = options.self_mnt_id;
+  ro.targ_self_root_mnt = options.self_root.mnt_id;
+  ro.targ_self_root_ino = options.self_root.ino;
+  ro.targ_self_mnt_ns = options.self_root.mnt_ns;
   ro.targ_cgroup = options.cgroup_fd >= 0;
   ro.targ_npaths = static_cast<uint32_t>(std::min<size_t>(options.kept_dirs.size(), FSRR_PATHS));
   for (uint32_t k = 0; k < ro.targ_npaths; ++k) {
-    const_cast<__u32&>(ro.targ_path_dev[k]) = options.kept_dirs[k].first;
+    const_cast<__u32&>(ro.targ_path_mnt[k]) = options.kept_dirs[k].first;
     const_cast<__u64&>(ro.targ_path_ino[k]) = options.kept_dirs[k].second;
   }
   ro.targ_all = options.all;
@@ -181,6 +189,10 @@ probes::probes(const probe_options& options, record_sink sink) : sink_(std::move
 
   const int err = bpf_object__load_skeleton(bpf_.object);
   if (btf_fd >= 0) ::close(btf_fd);
+  if (!err) {
+    const uint32_t zero = 0, on = 1;
+    bpf_map_update_elem(bpf_map__fd(bpf_.path_filter), &zero, &on, BPF_ANY);
+  }
   if (!err && options.cgroup_fd >= 0) {
     const uint32_t zero = 0;
     if (bpf_map_update_elem(bpf_map__fd(bpf_.cgroup_of), &zero, &options.cgroup_fd, BPF_ANY) != 0) {
@@ -219,12 +231,15 @@ void probes::destroy() {
   bpf_ = {};
 }
 
-bool probes::trace_thread(pid_t tid) {
+bool probes::trace_thread(pid_t tid, bool spawned) {
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, tid, pidfd_thread));
   if (pidfd < 0) return false;
-  // A zeroed task_state: nothing in flight, not announced yet.
-  std::vector<uint8_t> value(bpf_map__value_size(bpf_.state), 0);
-  const int err = bpf_map_update_elem(bpf_map__fd(bpf_.state), &pidfd, value.data(), BPF_NOEXIST);
+  // Nothing in flight, not announced yet.
+  task_state value{};
+  if (spawned) value.flags = TASK_SPAWNED;
+  static_assert(sizeof value <= 4096);
+  if (bpf_map__value_size(bpf_.state) != sizeof value) fail("task storage of another layout", EINVAL);
+  const int err = bpf_map_update_elem(bpf_map__fd(bpf_.state), &pidfd, &value, BPF_NOEXIST);
   const int saved = errno;
   ::close(pidfd);
   if (err && saved != EEXIST) {
@@ -258,6 +273,11 @@ int probes::paused_fd() const {
 void probes::add_root(const fsrr_root& root) {
   const uint8_t one = 1;
   bpf_map_update_elem(bpf_map__fd(bpf_.roots), &root, &one, BPF_ANY);
+}
+
+void probes::stop_kernel_path_filter() {
+  const uint32_t zero = 0, off = 0;
+  bpf_map_update_elem(bpf_map__fd(bpf_.path_filter), &zero, &off, BPF_ANY);
 }
 
 std::vector<uint64_t> probes::counter(uint32_t which) const {

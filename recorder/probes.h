@@ -25,8 +25,9 @@ struct probe_options {
   bool portable = false;              // the CO-RE build even where the exact one fits (tests)
   bool pause = true;                  // stop a process rather than lose its events
   uint32_t self_mnt_id = 0;           // the mount whose root is fsrr's "/" (0: it has none)
+  fsrr_root self_root{};              // fsrr's root (the `roots` key): --path filters its tasks
   int cgroup_fd = -1;                 // trace every task in this cgroup (v2) and below
-  // Directories (kernel dev, inode) ops on files are kept beneath; at most FSRR_PATHS.
+  // Directories (mount id, inode) ops on files are kept beneath; at most FSRR_PATHS.
   std::vector<std::pair<uint32_t, uint64_t>> kept_dirs;
 };
 
@@ -41,9 +42,9 @@ class probes {
   probes(const probes&) = delete;
   probes& operator=(const probes&) = delete;
 
-  // Traces this thread (and, through sched_process_fork, everything it starts).
-  // False if the thread is gone.
-  bool trace_thread(pid_t tid);
+  // Traces this thread (and, through sched_process_fork, everything it starts). `spawned`:
+  // fsrr started it (it may be stopped although it has a terminal). False if it is gone.
+  bool trace_thread(pid_t tid, bool spawned);
   void attach();
   void detach();  // idempotent; in-flight programs have finished when it returns
 
@@ -52,6 +53,8 @@ class probes {
   int paused_fd() const;  // the `paused` map (pause.h)
   // A root fsrr holds (roots.h): its processes no longer wait for it.
   void add_root(const fsrr_root& root);
+  // From now on, --path filters only in user space (a kept directory was replaced).
+  void stop_kernel_path_filter();
 
   // Per-CPU totals of an fsrr_counter, indexed by CPU.
   std::vector<uint64_t> counter(uint32_t which) const;
@@ -70,7 +73,7 @@ class probes {
     void* skeleton = nullptr;  // fsrr_bpf or fsrr_exact_bpf
     bpf_object_skeleton* object = nullptr;
     bpf_map *events = nullptr, *state = nullptr, *counters = nullptr, *iter_tgids = nullptr,
-            *paused = nullptr, *roots = nullptr, *cgroup_of = nullptr;
+            *paused = nullptr, *roots = nullptr, *cgroup_of = nullptr, *path_filter = nullptr;
     bpf_program *sys_enter = nullptr, *sys_exit = nullptr, *fork = nullptr, *exec = nullptr,
                 *exit = nullptr, *task_files = nullptr;
   };

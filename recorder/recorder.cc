@@ -101,10 +101,10 @@ bool populated(int cgroup_fd) {
   return std::strstr(buf, "populated 1") != nullptr;
 }
 
-// --path: each one canonical, and the inode the programs know it by.
+// --path: each one canonical, and the mount and inode the programs know it by.
 struct kept_paths {
   std::vector<std::string> paths;
-  std::vector<std::pair<uint32_t, uint64_t>> inodes;  // kernel dev, ino
+  std::vector<std::pair<uint32_t, uint64_t>> inodes;  // mnt_id, ino
 };
 kept_paths resolve_kept(const std::vector<std::string>& paths) {
   if (paths.size() > FSRR_PATHS)
@@ -112,13 +112,13 @@ kept_paths resolve_kept(const std::vector<std::string>& paths) {
   kept_paths k;
   for (const std::string& p : paths) {
     char real[PATH_MAX];
-    struct stat st {};
-    if (!::realpath(p.c_str(), real) || ::stat(real, &st) != 0)
+    struct statx sx {};
+    if (!::realpath(p.c_str(), real) ||
+        ::statx(AT_FDCWD, real, AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_MNT_ID, &sx) != 0)
       throw trace_error(fmt::format("--path {}: {}", p, std::strerror(errno)));
     if (std::string_view(real) == "/") throw trace_error("--path /: that is everything; leave it out");
     k.paths.emplace_back(real);
-    k.inodes.emplace_back(static_cast<uint32_t>(major(st.st_dev) << 20 | minor(st.st_dev)),
-                          st.st_ino);
+    k.inodes.emplace_back(static_cast<uint32_t>(sx.stx_mnt_id), sx.stx_ino);
   }
   return k;
 }
@@ -201,6 +201,11 @@ namespace {
 // or a signal stops it), stop (detach, drain, account losses, footer).
 class recording {
  public:
+  // However a recording ends (an exception included): programs detached first, then the drain
+  // stopped, then every process still stopped continued. In another order the programs could
+  // stop a continued process again with nobody left to continue it.
+  ~recording() { wind_down(); }
+
   recording(const record_options& o, const header_info& header)
       : o_(o),
         writer_(o.output, header, writer_opts(o)),
@@ -217,13 +222,14 @@ class recording {
 
   void start(uint64_t ring_bytes) {
     const kept_paths kept = resolve_kept(o_.paths);
-    if (!kept.paths.empty()) dec_.keep_only(kept.paths);
+    if (!kept.paths.empty())
+      dec_.keep_only(kept.paths, [this] { bpf_->stop_kernel_path_filter(); });
     if (!o_.cgroup.empty()) cgroup_fd_.fds.push_back(open_cgroup(o_.cgroup));
     if (!o_.command.empty()) cmd_.emplace(o_.command);
     const root_dir& self = roots_.self();
     bpf_.emplace(
         probe_options{o_.all, ring_bytes, !o_.pids.empty(), o_.portable_bpf, !o_.lossy,
-                      self.mount_root ? self.key.mnt_id : 0,
+                      self.mount_root ? self.key.mnt_id : 0, self.key.bpf(),
                       cgroup_fd_.fds.empty() ? -1 : cgroup_fd_.fds[0], kept.inodes},
         [this](std::span<const uint8_t> r) { dec_.on_record(r); });
     roots_.on_new([this](const root_key& k) { bpf_->add_root(k.bpf()); });
@@ -236,14 +242,14 @@ class recording {
         });
     drain_.emplace(bpf_->ring_fd(), bpf_->ring_size(), o_.queue_bytes,
                    [this](uint64_t pending) { pauses_->after_pass(pending); });
-    if (cmd_ && !bpf_->trace_thread(cmd_->pid()))
+    if (cmd_ && !bpf_->trace_thread(cmd_->pid(), true))
       throw trace_error("the command vanished before it ran");
     for (pid_t p : o_.pids) {
       const int fd = static_cast<int>(::syscall(SYS_pidfd_open, p, 0));
       if (fd < 0) throw trace_error(fmt::format("--pid {}: {}", p, std::strerror(errno)));
       pidfds_.fds.push_back(fd);
       roots_.grab(p);  // held before its first syscall asks for it
-      for (pid_t t : threads_of(p)) bpf_->trace_thread(t);
+      for (pid_t t : threads_of(p)) bpf_->trace_thread(t, false);
     }
     for (const auto& dir : o_.snapshot_dirs) {
       char real[PATH_MAX];
@@ -257,7 +263,7 @@ class recording {
     drain_->start();
     bpf_->attach();
     for (pid_t p : o_.pids)  // threads started between the listing and the attach
-      for (pid_t t : threads_of(p)) bpf_->trace_thread(t);
+      for (pid_t t : threads_of(p)) bpf_->trace_thread(t, false);
     if (cmd_) cmd_->release();
     start_ = now_ns(CLOCK_MONOTONIC);
     if (o_.duration_ns) cut_at_ = start_ + o_.duration_ns;
@@ -330,10 +336,14 @@ class recording {
     }
   }
 
+  void wind_down() {
+    if (bpf_) bpf_->detach();  // no program runs after this; what they sent is in the ring
+    if (drain_) drain_->stop();
+    if (pauses_) pauses_->resume_all();
+  }
+
   record_result stop() {
-    bpf_->detach();  // no program runs after this; what they sent is in the ring buffer
-    drain_->stop();
-    pauses_->resume_all();
+    wind_down();
     decode();
     dec_.finish();
     const uint64_t end = now_ns(CLOCK_MONOTONIC);
@@ -380,8 +390,9 @@ class recording {
     res.paused_ns = sum.paused_ns;
     res.filtered = sum.filtered;
     res.filtered_in_kernel = filtered_in_kernel_;
-    drain_.reset();
-    bpf_.reset();  // the programs and maps go now, leave_for_exit or not
+    drain_.reset();   // it calls the pause keeper,
+    pauses_.reset();  // which uses the programs' map,
+    bpf_.reset();     // which go now, leave_for_exit or not
     return res;
   }
 

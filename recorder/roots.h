@@ -17,19 +17,20 @@
 
 namespace fsrr::recorder {
 
-// A root as both sides name it (struct fsrr_root).
+// A root as both sides name it (struct fsrr_root): by mount, inode and mount namespace. The
+// device is kept aside, for the trace: the kernel's s_dev is not statx's on btrfs.
 struct root_key {
   uint64_t ino = 0;
-  uint32_t dev = 0;  // kernel encoding, major << 20 | minor
   uint32_t mnt_id = 0;
   uint32_t mnt_ns = 0;
   bool operator==(const root_key&) const = default;
-  static root_key of(const fsrr_root& r) { return {r.ino, r.dev, r.mnt_id, r.mnt_ns}; }
-  fsrr_root bpf() const { return {ino, dev, mnt_id, mnt_ns, 0}; }
+  static root_key of(const fsrr_root& r) { return {r.ino, r.mnt_id, r.mnt_ns}; }
+  fsrr_root bpf() const { return {ino, 0, mnt_id, mnt_ns, 0}; }  // the `roots` map's key
 };
 
 struct root_dir {
   root_key key;
+  uint64_t dev = 0;    // user-space dev_t of the directory, 0 if unknown
   int fd = -1;         // O_PATH directory; -1: its processes were gone before it could be opened
   int ns_fd = -1;      // its mount namespace, held so that its mounts outlive its processes
   std::string where;   // as fsrr sees it ("/srv/jail"; "/" for another mount namespace's top)
@@ -50,7 +51,7 @@ class root_registry {
   // The root a record names: held already, or grabbed from `pid` if it still has it, or else
   // known by its key alone (fd -1).
   const root_dir& find_or_grab(const root_key& key, pid_t pid);
-  const root_dir& self() const { return dirs_.front(); }
+  const root_dir& self() const { return *self_; }
 
   // Told each root as it is added (the programs' `roots` map).
   void on_new(std::function<void(const root_key&)> f);
@@ -61,7 +62,11 @@ class root_registry {
 
   mutable std::mutex mu_;
   std::deque<root_dir> dirs_;  // never moves an element: callers keep pointers
+  const root_dir* self_ = nullptr;
   std::function<void(const root_key&)> on_new_;
+  // Roots held open at most: past that (a long --all over many namespaces), a new root is
+  // known by its key alone and its processes do not wait for it.
+  static constexpr size_t max_held = 256;
 };
 
 }  // namespace fsrr::recorder

@@ -107,6 +107,16 @@ void decoder::on_syscall(std::span<const uint8_t> record) {
 }
 
 void decoder::emit(syscall_ctx& c) {
+  if (kept_replaced_ && c.e.result >= 0 && info(c.e.kind).cls == op_class::name &&
+      (names_kept_dir(c.e.path) || (c.e.path2 != no_id && names_kept_dir(c.e.path2)))) {
+    const op k = c.e.kind;
+    if (k == op::rmdir || k == op::rename || k == op::renameat || k == op::renameat2 ||
+        (k == op::unlinkat && (c.e.flags & at_removedir))) {
+      w_.mark_incomplete(incomplete_path_filter);
+      kept_replaced_();
+      kept_replaced_ = nullptr;  // once
+    }
+  }
   if (!kept_.empty() && !keeps(c)) {
     ++stats_.filtered;
     return;

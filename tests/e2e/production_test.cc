@@ -173,6 +173,33 @@ TEST_CASE("a recorder held up stops its workload until it catches up, or with --
   }
 }
 
+// fsrr killed outright while it has the workload stopped: its guard continues it.
+TEST_CASE("a workload stopped by a recorder that is then killed with SIGKILL goes on",
+          "[production][pause]") {
+  if (!can_record()) return;
+  temp_dir tmp("/dev/shm");
+  small_files(tmp / "src", 3000);
+  background rec(fmt::format(
+      "exec {} record --ring-buffer 256K -o {} -- sh -c 'kill -STOP $PPID; cp -a {} {}; touch {}'",
+      FSRR_BIN, tmp / "t.trace", tmp / "src", tmp / "dst", tmp / "done"));
+  for (int i = 0; i < 500 && state_of(rec.pid()) != 'T'; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(state_of(rec.pid()) == 'T');
+  // cp fills the ring and stops itself: fsrr is stopped and does not drain
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  struct stat st;
+  REQUIRE(::stat((tmp / "done").c_str(), &st) != 0);
+  ::kill(rec.pid(), SIGKILL);
+  rec.wait();
+  bool done = false;
+  for (int i = 0; i < 500 && !done; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    done = ::stat((tmp / "done").c_str(), &st) == 0;
+  }
+  CHECK(done);  // cp was continued and finished, and the shell after it
+  CHECK(::stat((tmp / "dst/f02999").c_str(), &st) == 0);
+}
+
 TEST_CASE("record --cgroup follows the cgroup's processes, those that join later too, and no "
           "others",
           "[production][cgroup]") {
