@@ -32,14 +32,20 @@ drain::drain(int ring_fd, uint64_t ring_size, uint64_t budget,
       budget_(std::max<uint64_t>(budget, 2 * slab_bytes_)),
       after_pass_(std::move(after_pass)),
       ring_fd_(ring_fd) {
-  epoll_fd_ = checked(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1");
-  wake_fd_ = checked(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd");
-  ready_fd_ = checked(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd");
-  for (int fd : {ring_fd_, wake_fd_}) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = fd;
-    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) checked(-1, "epoll_ctl");
+  try {
+    epoll_fd_ = checked(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1");
+    wake_fd_ = checked(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd");
+    ready_fd_ = checked(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd");
+    for (int fd : {ring_fd_, wake_fd_}) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = fd;
+      if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) checked(-1, "epoll_ctl");
+    }
+  } catch (...) {
+    for (int fd : {epoll_fd_, wake_fd_, ready_fd_})
+      if (fd >= 0) ::close(fd);
+    throw;
   }
 }
 
