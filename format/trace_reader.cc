@@ -382,7 +382,8 @@ void trace_reader::impl::compute_summary() {
   sum = trace_summary{};
   for (const auto& e : tree) sum.tree.add(e);
   std::set<int32_t> pids;
-  for (size_t t = 1; t < threads.size(); ++t) pids.insert(threads[t].pid);
+  for (size_t t = 1; t < threads.size(); ++t)  // pids of two containers may be equal
+    pids.insert(threads[t].host_pid ? threads[t].host_pid : threads[t].pid);
   if (footer) {
     sum.events = footer->events();
     sum.first_ts = footer->first_ts();
