@@ -61,6 +61,11 @@ command add_replay(CLI::App& app) {
   sub->add_option("--report", o->report, "Write the report as JSON to this file");
   sub->add_flag("--force", o->r.force, "Replay into a non-empty TARGET");
   sub->add_flag("--strict", o->r.strict, "Stop at the first result that differs from the trace");
+  sub->add_flag("--issue-all", o->r.issue_all,
+                "Issue even the calls whose recorded failure came from the recording's file "
+                "systems (EXDEV between two mounts, FICLONE on a file system without reflinks, "
+                "...): by default their recorded result is taken, and counted under "
+                "differences, so the program's recorded path is replayed");
   sub->add_flag("--no-progress", o->no_progress, "No progress line on a terminal");
   return {sub, [o] {
             replay_options opt = o->r;

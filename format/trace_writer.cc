@@ -99,6 +99,7 @@ struct trace_writer::impl {
   uint64_t last_flush_ts = 0;
 
   std::vector<tree_entry> tree;
+  std::map<std::pair<uint64_t, uint64_t>, uint32_t> link_groups;  // (dev, ino) -> group
   std::map<uint32_t, uint64_t> lost;
   std::map<std::pair<op, fd_kind>, uint64_t> nonfile;
   uint64_t incomplete = 0;
@@ -303,6 +304,12 @@ void trace_writer::add_tree_entry(const tree_entry& e) {
   m.tree.push_back(e);
   m.sum.tree.add(e);
   if (m.tree.size() >= m.opt.tree_entries) flush();
+}
+
+uint32_t trace_writer::link_group(uint64_t dev, uint64_t ino) {
+  auto [it, added] = impl_->link_groups.try_emplace({dev, ino}, 0);
+  if (added) it->second = static_cast<uint32_t>(impl_->link_groups.size());
+  return it->second;
 }
 
 void trace_writer::add_lost(uint32_t cpu, uint64_t count) {

@@ -48,6 +48,9 @@ class trace_writer {
 
   void append(const event& e);
   void add_tree_entry(const tree_entry& e);
+  // The tree_entry::link_group of an inode with several names: one numbering per trace,
+  // whoever adds the entries (a --snapshot walk and the recorder's initial tree).
+  uint32_t link_group(uint64_t dev, uint64_t ino);
   void add_lost(uint32_t cpu, uint64_t count);
   void add_pauses(uint64_t count, uint64_t paused_ns);
   void add_filtered(uint64_t count);

@@ -209,9 +209,7 @@ void initial_tree::add(path_id p, const observed* o, path_id where, uint32_t typ
   if (o) e->file = o->file;
   if (!S_ISDIR(e->mode) && e->nlink > 1) {
     if (id.second == 0) look();
-    auto [it, added] = link_groups_.try_emplace(id, 0);
-    if (added) it->second = ++next_group_;
-    e->link_group = it->second;
+    e->link_group = w_.link_group(id.first, id.second);
   }
   w_.add_tree_entry(*e);
 }

@@ -109,8 +109,6 @@ class initial_tree {
   std::function<bool(path_id)> keep_;
   std::vector<uint8_t> known_;  // by path id
   std::set<path_id> covered_;
-  std::map<std::pair<uint64_t, uint64_t>, uint32_t> link_groups_;
-  uint32_t next_group_ = 0;
   struct queued {
     path_id dir;
     uint64_t ts;

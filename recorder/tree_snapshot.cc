@@ -135,8 +135,6 @@ snapshot_stats snapshot_tree(trace_writer& w, const std::string& dir) {
   ::fstat(top, &top_st);
 
   snapshot_stats stats;
-  std::map<std::pair<dev_t, ino_t>, uint32_t> groups;
-  uint32_t next_group = 0;
   auto add = [&](int dirfd, const char* name, path_id id) -> std::optional<tree_entry> {
     auto e = snapshot_entry(w, dirfd, name, id);
     if (!e) {
@@ -145,11 +143,8 @@ snapshot_stats snapshot_tree(trace_writer& w, const std::string& dir) {
     }
     if (!S_ISDIR(e->mode) && e->nlink > 1) {
       struct stat st;
-      if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        auto [it, added] = groups.try_emplace({st.st_dev, st.st_ino}, 0);
-        if (added) it->second = ++next_group;
-        e->link_group = it->second;
-      }
+      if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        e->link_group = w.link_group(st.st_dev, st.st_ino);
     }
     w.add_tree_entry(*e);
     ++stats.entries;

@@ -1,4 +1,5 @@
 #include "op_dispatch.h"
+#include "syscall_result.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -28,10 +29,6 @@ namespace {
 
 constexpr size_t sink_bytes = size_t{256} << 20;    // reserved, touched only as far as used
 constexpr size_t max_io_bytes = size_t{256} << 20;  // larger single calls are cut (and differ)
-
-int64_t sys(int64_t r) {
-  return r < 0 ? -errno : r;
-}
 
 std::span<uint8_t> map_buffer(size_t bytes) {
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
@@ -526,6 +523,12 @@ void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns)
   o.latency.record(latency_ns);
   o.recorded.record(e.dur);
   if (replayed < 0) ++o.errors;
+  if (difference_) {  // the environment's doing, either side: never a mismatch
+    ++o.differences;
+    ++stats_.differences;
+    ++stats_.by_cause[static_cast<size_t>(cause_)];
+    return;
+  }
   if (result_matches(e.kind, e.result, replayed)) return;
   ++o.mismatches;
   ++stats_.mismatches;
@@ -546,9 +549,27 @@ void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns)
                                 name(e.kind), where, replayed, e.result));
 }
 
+// A recorded failure of the recording's environment is taken, not reproduced (unless
+// --issue-all, which only tells it apart when the target took the other path); a failure of
+// the target's environment where the recording succeeded gets the recorded effect another way.
 uint64_t op_runner::run(const work_item& w) {
+  const event& e = w.ev;
+  difference_ = false;
+  const bool recorded_env = e.result < 0 && env_cause_of(e, e.result, cause_);
   const uint64_t t0 = ticks_.now();
-  const int64_t r = issue(w);
+  int64_t r;
+  if (recorded_env && !s_.issue_all) {
+    r = e.result;
+    difference_ = true;
+  } else {
+    r = issue(w);
+    if (r != not_issued && r < 0 && e.result >= 0 && env_cause_of(e, r, cause_)) {
+      r = produce_effect(w, r, cause_);
+      difference_ = true;
+    } else if (recorded_env && r != not_issued && r != e.result) {
+      difference_ = true;  // --issue-all: the target took the other path
+    }
+  }
   const uint64_t took = ticks_.to_ns(ticks_.now() - t0);
   count(w, r, took);
   return took;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "data_source.h"
+#include "environment.h"
 #include "event.h"
 #include "fd_map.h"
 #include "ordering.h"
@@ -109,6 +110,7 @@ struct replay_shared {
   const data_source& data;
   bool zero_data = false;  // the data source yields only zeros: buffers need no filling
   bool strict = false;
+  bool issue_all = false;  // issue calls whose recorded failure came from the environment
   size_t listed_mismatches = 10;
   handle_table handles;
   std::atomic<bool> stop{false};
@@ -145,6 +147,13 @@ class op_runner {
 
  private:
   int64_t issue(const work_item& w);
+  // environment.h: the recorded effect of a call the target refused for its own reasons,
+  // produced another way; `refused` (-errno) if there is none (op_environment.cc).
+  int64_t produce_effect(const work_item& w, int64_t refused, env_cause cause);
+  int64_t copy_by_hand(const work_item& w);
+  int64_t clone_by_hand(const work_item& w);
+  int64_t fallocate_by_hand(const work_item& w);
+  int64_t move_by_hand(const work_item& w, int64_t refused);
   // fd-based families (op_dispatch.cc)
   int64_t open_file(const work_item& w);
   int64_t bind_fd(const work_item& w);
@@ -183,6 +192,8 @@ class op_runner {
   static constexpr size_t dir_cache_size = 16;
   cached_dir dirs_[dir_cache_size];
   bool own_cwd_ = false;
+  bool difference_ = false;  // the op being counted is one of environment.h's
+  env_cause cause_ = env_cause::count;
   path_id cwd_ = no_id;  // the directory entered, at namespace generation cwd_gen_
   uint64_t cwd_gen_ = 0;
   uint8_t* wbuf_ = nullptr;

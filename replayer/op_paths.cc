@@ -19,15 +19,12 @@
 
 #include "op_dispatch.h"
 #include "prepare.h"
+#include "syscall_result.h"
 #include "syscall_nr.h"
 #include "xattr_value.h"
 
 namespace fsrr {
 namespace {
-
-int64_t sys(int64_t r) {
-  return r < 0 ? -errno : r;
-}
 
 struct xattr_args {
   uint64_t value;
@@ -36,14 +33,6 @@ struct xattr_args {
 };
 
 std::atomic<bool> have_xattrat{true};
-
-// Closes an fd from open_path on every exit.
-struct owned_fd {
-  int fd;
-  ~owned_fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 std::string proc_fd(int fd) {
   return "/proc/self/fd/" + std::to_string(fd);

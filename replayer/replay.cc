@@ -40,6 +40,7 @@ replay_outcome run_replay(trace_reader& trace, const replay_options& options) {
     eo.timing.mode = parse_timing(options.timing);
     eo.timing.speed = options.speed;
     eo.strict = options.strict;
+    eo.issue_all = options.issue_all;
     eo.cancel = options.cancel;
     if (options.progress)
       eo.progress = [&](const engine_progress& p) {

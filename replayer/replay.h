@@ -23,6 +23,7 @@ struct replay_options {
   double speed = 1.0;
   bool force = false;                         // replay into a non-empty target
   bool strict = false;                        // stop at the first mismatch
+  bool issue_all = false;  // issue calls whose recorded failure came from the environment
   bool progress = false;                      // a progress line on stderr
   const std::atomic<bool>* cancel = nullptr;  // set (by a signal handler) to stop early
 };

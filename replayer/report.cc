@@ -45,6 +45,7 @@ void op_stats::merge(const op_stats& o) {
   count += o.count;
   errors += o.errors;
   mismatches += o.mismatches;
+  differences += o.differences;
   latency.merge(o.latency);
   recorded.merge(o.recorded);
 }
@@ -60,6 +61,8 @@ void replay_stats::merge(const replay_stats& o, size_t max_listed) {
   bytes_written += o.bytes_written;
   files += o.files;
   mismatches += o.mismatches;
+  differences += o.differences;
+  for (size_t c = 0; c < by_cause.size(); ++c) by_cause[c] += o.by_cause[c];
   first_mismatches.insert(first_mismatches.end(), o.first_mismatches.begin(),
                           o.first_mismatches.end());
   std::sort(first_mismatches.begin(), first_mismatches.end(),
@@ -127,6 +130,7 @@ std::string report_json(const replay_report& r) {
     ops[std::string(name(static_cast<op>(i)))] = {{"count", o.count},
                                                   {"errors", o.errors},
                                                   {"mismatches", o.mismatches},
+                                                  {"differences", o.differences},
                                                   {"latency_ns", quantiles(o.latency)},
                                                   {"recorded_latency_ns", quantiles(o.recorded)}};
   }
@@ -142,6 +146,14 @@ std::string report_json(const replay_report& r) {
   j["write_mib_per_s"] = mib_per_s(s.bytes_written, s.wall_ns);
   j["files_per_s"] = per_s(s.files, s.wall_ns);
   j["mismatches"] = s.mismatches;
+  // environment-dependent results (environment.h): op -> count, and by cause
+  nlohmann::json diff = nlohmann::json::object(), causes = nlohmann::json::object();
+  for (size_t i = 0; i < op_count; ++i)
+    if (s.ops[i].differences) diff[std::string(name(static_cast<op>(i)))] = s.ops[i].differences;
+  for (size_t c = 0; c < s.by_cause.size(); ++c)
+    if (s.by_cause[c]) causes[std::string(name(static_cast<env_cause>(c)))] = s.by_cause[c];
+  j["differences"] = std::move(diff);
+  j["differences_by_cause"] = std::move(causes);
   nlohmann::json first = nlohmann::json::array();
   for (const mismatch& m : s.first_mismatches)
     first.push_back({{"seq", m.seq},
@@ -213,6 +225,15 @@ std::string report_table(const replay_report& r) {
   if (s.timed)
     t += fmt::format("lateness: p50 {} us, p99 {} us, max {} us\n", us(s.lateness.percentile(0.5)),
                      us(s.lateness.percentile(0.99)), us(s.lateness.max()));
+  if (s.differences) {
+    std::string causes;
+    for (size_t c = 0; c < s.by_cause.size(); ++c)
+      if (s.by_cause[c])
+        causes += fmt::format("{}{} {}", causes.empty() ? "" : ", ", s.by_cause[c],
+                              name(static_cast<env_cause>(c)));
+    t += fmt::format("differences: {} (results of where it ran, not mismatches: {})\n",
+                     s.differences, causes);
+  }
   t += fmt::format("mismatches: {}\n", s.mismatches);
   for (const mismatch& m : s.first_mismatches)
     t += fmt::format("  #{} tid {} {} {}: recorded {}, replayed {}\n", m.seq, m.tid, name(m.kind),

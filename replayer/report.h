@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "environment.h"
 #include "ops.h"
 #include "prepare.h"
 
@@ -48,6 +49,8 @@ struct op_stats {
   uint64_t count = 0;          // replayed
   uint64_t errors = 0;         // replayed calls that failed (expected or not)
   uint64_t mismatches = 0;     // result differs from the recorded one
+  uint64_t differences = 0;    // results of the recording's or the target's environment
+                               // (environment.h): emulated or produced another way
   latency_histogram latency;   // replayed
   latency_histogram recorded;  // the same ops in the recording
   void merge(const op_stats& o);
@@ -74,6 +77,8 @@ struct replay_stats {
   uint64_t bytes_written = 0;  // successful writes, plus bytes copied in the kernel
   uint64_t files = 0;          // files opened for writing (a copy's destination files)
   uint64_t mismatches = 0;
+  uint64_t differences = 0;
+  std::array<uint64_t, static_cast<size_t>(env_cause::count)> by_cause{};  // differences
   std::vector<mismatch> first_mismatches;  // in trace order
   bool timed = false;
   latency_histogram lateness;  // issue time minus due time, timed modes
