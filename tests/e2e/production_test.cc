@@ -272,7 +272,7 @@ TEST_CASE("record --path keeps the events beneath it, and ops on other files are
   CHECK(::stat((target.path() + tmp.path() + "/src/f00199").c_str(), &st) == 0);
 }
 
-TEST_CASE("record --duration ends the recording on time; the command goes on and its status "
+TEST_CASE("record --duration ends the recording on time, the command goes on and its status "
           "comes through",
           "[production][duration]") {
   if (!can_record()) return;

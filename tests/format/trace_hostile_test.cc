@@ -167,7 +167,7 @@ TEST_CASE("a footer at an offset that is not 8-aligned is read from an aligned c
   CHECK(r.summary().events == s.events.size());
 }
 
-TEST_CASE("a path name that is not UTF-8 is described with \\x escapes") {
+TEST_CASE("a path name that is not UTF-8 is described with hex escapes") {
   // describe() quoted names through JSON, which throws on bytes that are not UTF-8.
   test::temp_dir dir;
   {

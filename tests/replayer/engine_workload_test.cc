@@ -153,7 +153,7 @@ TEST_CASE("a multi-threaded writer replays on one thread per recorded thread") {
   CHECK(f.size("out/shared") == workers * 65536);
 }
 
-TEST_CASE("the same trace and seed write the same bytes; another seed writes others") {
+TEST_CASE("the same trace and seed write the same bytes, another seed writes others") {
   replay_fixture a, b, c;
   for (auto* f : {&a, &b, &c}) record_rsync(f->trace, 5);
   data_spec d;

@@ -125,7 +125,7 @@ TEST_CASE("the *xattrat calls replay on the target's file by name, on an fd and 
   CHECK((f.mode("d/x.txt") & 07777) == 0640);  // the ACL's permission bits
 }
 
-TEST_CASE("file_setattr replays the recorded xflags; file_getattr's results compare") {
+TEST_CASE("file_setattr replays the recorded xflags, and file_getattr's results compare") {
   replay_fixture f;
   {
     workload w(f.trace);
