@@ -2,15 +2,21 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
+
+#include "syscall_nr.h"
 
 namespace fsrr {
 namespace {
@@ -30,6 +36,12 @@ const char* type_name(uint32_t mode) {
 
 int64_t ns(const timespec& t) { return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec; }
 
+std::vector<std::pair<std::string, uint32_t>> sorted(
+    std::vector<std::pair<std::string, uint32_t>> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
 std::vector<std::pair<std::string, uint32_t>> read_xattrs(int fd) {
   // An O_PATH fd serves the xattr calls through its /proc link: the link jumps to the fd's own
   // inode (a symlink stays itself), so nothing is resolved again.
@@ -44,9 +56,66 @@ std::vector<std::pair<std::string, uint32_t>> read_xattrs(int fd) {
     const ssize_t size = ::getxattr(p.c_str(), name, nullptr, 0);
     out.emplace_back(name, size < 0 ? 0 : static_cast<uint32_t>(size));
   }
-  std::sort(out.begin(), out.end());
-  return out;
+  return sorted(std::move(out));
 }
+
+// The same for `leaf` in directory `dirfd`, not followed, with the *xattrat calls (6.13);
+// nullopt where they are missing.
+struct xattr_args {
+  uint64_t value;
+  uint32_t size;
+  uint32_t flags;
+};
+std::atomic<bool> have_xattrat{true};
+std::optional<std::vector<std::pair<std::string, uint32_t>>> read_xattrs_at(int dirfd,
+                                                                            const char* leaf) {
+  if (!have_xattrat.load(std::memory_order_relaxed)) return std::nullopt;
+  std::vector<char> names(4096);
+  const long n = ::syscall(nr::listxattrat, dirfd, leaf, AT_SYMLINK_NOFOLLOW, names.data(),
+                           names.size());
+  if (n < 0 && errno == ENOSYS) {
+    have_xattrat.store(false, std::memory_order_relaxed);
+    return std::nullopt;
+  }
+  std::vector<std::pair<std::string, uint32_t>> out;
+  for (size_t pos = 0; n > 0 && pos < static_cast<size_t>(n);) {
+    const char* name = names.data() + pos;
+    pos += std::strlen(name) + 1;
+    xattr_args args{0, 0, 0};
+    const long size =
+        ::syscall(nr::getxattrat, dirfd, leaf, AT_SYMLINK_NOFOLLOW, name, &args, sizeof args);
+    out.emplace_back(name, size < 0 ? 0 : static_cast<uint32_t>(size));
+  }
+  return sorted(std::move(out));
+}
+
+// The directory the entries of one parent are looked at through: entries come sorted, so
+// siblings come in a row and the parent is resolved (confined) once for them.
+class parent_dir {
+ public:
+  explicit parent_dir(const target_root& t) : target_(t) {}
+  ~parent_dir() { reset(); }
+  // The parent of `path` (absolute, not "/"), opened O_PATH beneath the target; -errno.
+  int of(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    const std::string parent = slash == 0 ? "/" : path.substr(0, slash);
+    if (parent == path_ && fd_ != -EBADF) return fd_;
+    reset();
+    path_ = parent;
+    const auto at = target_.locate(parent);
+    fd_ = at ? target_.open(*at, O_PATH | O_DIRECTORY) : -EXDEV;
+    return fd_;
+  }
+
+ private:
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -EBADF;
+  }
+  const target_root& target_;
+  std::string path_;
+  int fd_ = -EBADF;
+};
 
 }  // namespace
 
@@ -74,6 +143,7 @@ std::vector<difference> compare(const expected_state& expected, const target_roo
                                 const verify_options& options) {
   std::vector<difference> diffs;
   std::unordered_map<uint32_t, std::pair<dev_t, ino_t>> groups;
+  parent_dir parent(target);
   for (const auto& [path, x] : expected) {
     auto differ = [&](std::string what) { diffs.push_back({path, std::move(what)}); };
     const auto at = target.locate(path);
@@ -81,17 +151,27 @@ std::vector<difference> compare(const expected_state& expected, const target_roo
       differ("path is not confined to the target");
       continue;
     }
-    const int fd = target.open(*at, O_PATH | O_NOFOLLOW);
-    if (fd < 0) {
-      if (!x.absent) differ(fd == -ENOENT ? "missing" : fmt::format("cannot open: {}", std::strerror(-fd)));
+    // An entry below a directory is looked at by name in it (the directory was opened
+    // confined; a name has no '/'); TARGET and the --map destinations themselves by fd.
+    const bool by_name = !at->rel.empty();
+    const int dir = by_name ? parent.of(path) : -EBADF;
+    const char* leaf = by_name ? path.c_str() + path.rfind('/') + 1 : "";
+    const int fd = by_name ? dir : target.open(*at, O_PATH | O_NOFOLLOW);
+    struct stat st;
+    int got = fd;
+    if (fd >= 0)
+      got = ::fstatat(fd, leaf, &st, AT_SYMLINK_NOFOLLOW | (by_name ? 0 : AT_EMPTY_PATH)) == 0
+                ? 0
+                : -errno;
+    if (got < 0) {
+      if (!by_name && fd >= 0) ::close(fd);
+      if (!x.absent)
+        differ(got == -ENOENT || got == -ENOTDIR ? "missing"
+                                                 : fmt::format("cannot stat: {}", std::strerror(-got)));
       continue;
     }
-    struct stat st;
-    const bool ok = ::fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0;
     if (x.absent) {
       differ("exists, expected absent");
-    } else if (!ok) {
-      differ(fmt::format("cannot stat: {}", std::strerror(errno)));
     } else if ((st.st_mode & S_IFMT) != (x.mode & S_IFMT)) {
       differ(fmt::format("is a {}, expected a {}", type_name(st.st_mode), type_name(x.mode)));
     } else {
@@ -101,7 +181,7 @@ std::vector<difference> compare(const expected_state& expected, const target_roo
         differ(fmt::format("size {}, expected {}", st.st_size, x.size));
       if (S_ISLNK(x.mode)) {
         char buf[PATH_MAX];
-        const ssize_t n = ::readlinkat(fd, "", buf, sizeof buf);
+        const ssize_t n = ::readlinkat(fd, leaf, buf, sizeof buf);
         const std::string got = n >= 0 ? std::string(buf, static_cast<size_t>(n)) : "";
         if (got != x.target) differ(fmt::format("link target '{}', expected '{}'", got, x.target));
       }
@@ -110,7 +190,13 @@ std::vector<difference> compare(const expected_state& expected, const target_roo
       if (options.owners && x.check_owner && (st.st_uid != x.uid || st.st_gid != x.gid))
         differ(fmt::format("owner {}:{}, expected {}:{}", st.st_uid, st.st_gid, x.uid, x.gid));
       if (x.check_xattrs && !S_ISLNK(x.mode)) {
-        const auto got = read_xattrs(fd);
+        auto at_name = by_name ? read_xattrs_at(fd, leaf) : std::nullopt;
+        if (!at_name) {
+          const int own = by_name ? ::openat(fd, leaf, O_PATH | O_NOFOLLOW | O_CLOEXEC) : fd;
+          at_name = own >= 0 ? read_xattrs(own) : decltype(read_xattrs(own)){};
+          if (by_name && own >= 0) ::close(own);
+        }
+        const auto& got = *at_name;
         if (got != x.xattrs) {
           std::string g, w;
           for (const auto& [n, sz] : got) g += fmt::format("{}{}={}", g.empty() ? "" : ",", n, sz);
@@ -125,7 +211,7 @@ std::vector<difference> compare(const expected_state& expected, const target_roo
           differ("not a hard link of the other names of its inode");
       }
     }
-    ::close(fd);
+    if (!by_name) ::close(fd);
   }
   return diffs;
 }
