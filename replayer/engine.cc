@@ -633,6 +633,7 @@ replay_stats dispatcher::run() {
   // The wall time includes reading the first events: decoding is part of a replay's cost.
   // The schedule's clock starts later, at the first op, so decoding makes no op late.
   const uint64_t wall_start = monotonic_ns();
+  shared_.start_tick = latency_clock::get().now();
   auto events = reader_.events();
   event e;
   const bool any = next(events, e);

@@ -557,6 +557,7 @@ uint64_t op_runner::run(const work_item& w) {
   difference_ = false;
   const bool recorded_env = e.result < 0 && env_cause_of(e, e.result, cause_);
   const uint64_t t0 = ticks_.now();
+  const uint64_t read0 = stats_.bytes_read, written0 = stats_.bytes_written;
   int64_t r;
   if (recorded_env && !s_.issue_all) {
     r = e.result;
@@ -572,7 +573,20 @@ uint64_t op_runner::run(const work_item& w) {
   }
   const uint64_t took = ticks_.to_ns(ticks_.now() - t0);
   count(w, r, took);
+  if (r != not_issued)
+    note_time(t0, stats_.bytes_read - read0, stats_.bytes_written - written0);
   return took;
+}
+
+void op_runner::note_time(uint64_t start_tick, uint64_t read, uint64_t written) {
+  const uint64_t since = start_tick > s_.start_tick ? ticks_.to_ns(start_tick - s_.start_tick) : 0;
+  const size_t slice = static_cast<size_t>(since / timeline_ns);
+  if (slice >= 1u << 20) return;  // a day in: the report keeps no more
+  if (slice >= stats_.timeline.size()) stats_.timeline.resize(slice + 1);
+  timeline_slice& t = stats_.timeline[slice];
+  ++t.ops;
+  t.bytes_read += read;
+  t.bytes_written += written;
 }
 
 void op_runner::release(const work_item& w) {

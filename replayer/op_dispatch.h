@@ -115,6 +115,7 @@ struct replay_shared {
   handle_table handles;
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> namespace_gen{0};  // bumped when a directory may have moved or gone
+  uint64_t start_tick = 0;                 // latency_clock at the replay's start: the timeline's 0
   std::span<uint8_t> sink;                 // where reads land; contents never looked at
 
   replay_shared(const target_root& t, const data_source& d);
@@ -179,6 +180,8 @@ class op_runner {
   int open_path(const resolved_path* p, int flags);  // caller closes; -errno
   std::span<uint8_t> fill(uint64_t key, uint64_t offset, uint64_t size);
   void count(const work_item& w, int64_t replayed, uint64_t latency_ns);
+  // An op issued at `start_tick` that moved these bytes, in its slice of the timeline.
+  void note_time(uint64_t start_tick, uint64_t read, uint64_t written);
 
   replay_shared& s_;
   replay_stats& stats_;

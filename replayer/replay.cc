@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "engine.h"
@@ -15,7 +17,8 @@ replay_outcome run_replay(trace_reader& trace, const replay_options& options) {
   if (!options.force && !target.empty())
     throw trace_error(fmt::format("target {} is not empty (use --force to replay into it anyway)",
                                   options.target));
-  const data_source data(options.data);
+  std::optional<data_source> own;
+  const data_source& data = options.source ? *options.source : own.emplace(options.data);
   replay_outcome out;
   replay_report& rep = out.report;
   rep.target = options.target;
@@ -34,6 +37,7 @@ replay_outcome run_replay(trace_reader& trace, const replay_options& options) {
     };
   rep.prepare = prepare_tree(trace, target, data, popt);
   progress.clear();
+  if (options.between) options.between();
 
   if (trace.summary().events > 0) {
     engine_options eo;
@@ -56,7 +60,7 @@ replay_outcome run_replay(trace_reader& trace, const replay_options& options) {
     rep.replay.files = rep.prepare.files;
   }
   if (options.data.kind == data_kind::compressible) {
-    const auto achieved = data.measure();
+    const auto achieved = options.ratios ? *options.ratios : data.measure();
     rep.data_ratio_zstd = achieved.zstd;
     rep.data_ratio_lzo = achieved.lzo;
   }

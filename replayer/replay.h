@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,11 @@ struct replay_options {
   bool issue_all = false;  // issue calls whose recorded failure came from the environment
   bool progress = false;                      // a progress line on stderr
   const std::atomic<bool>* cancel = nullptr;  // set (by a signal handler) to stop early
+  std::function<void()> between;  // after prepare, before the replay (compare drops caches)
+  // Several replays of one spec (compare) build and measure its data once: when set, `source`
+  // (made from `data`) is used as is, and `ratios` stands for its measure().
+  const data_source* source = nullptr;
+  std::optional<data_source::ratios> ratios;
 };
 
 struct replay_outcome {

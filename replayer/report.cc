@@ -69,6 +69,12 @@ void replay_stats::merge(const replay_stats& o, size_t max_listed) {
             [](const mismatch& a, const mismatch& b) { return a.seq < b.seq; });
   if (first_mismatches.size() > max_listed) first_mismatches.resize(max_listed);
   lateness.merge(o.lateness);
+  if (timeline.size() < o.timeline.size()) timeline.resize(o.timeline.size());
+  for (size_t i = 0; i < o.timeline.size(); ++i) {
+    timeline[i].ops += o.timeline[i].ops;
+    timeline[i].bytes_read += o.timeline[i].bytes_read;
+    timeline[i].bytes_written += o.timeline[i].bytes_written;
+  }
   if (stopped.empty()) stopped = o.stopped;
 }
 
@@ -164,6 +170,17 @@ std::string report_json(const replay_report& r) {
                      {"replayed", m.replayed}});
   j["first_mismatches"] = std::move(first);
   if (s.timed) j["lateness_ns"] = quantiles(s.lateness);
+  // "bytes" as mib_per_s counts them: the larger of read and written
+  nlohmann::json timeline = nlohmann::json::array();
+  for (size_t i = 0; i < s.timeline.size(); ++i) {
+    const timeline_slice& t = s.timeline[i];
+    timeline.push_back({{"t_ms", i * timeline_ns / 1'000'000},
+                        {"ops", t.ops},
+                        {"bytes", std::max(t.bytes_read, t.bytes_written)},
+                        {"bytes_read", t.bytes_read},
+                        {"bytes_written", t.bytes_written}});
+  }
+  j["timeline"] = std::move(timeline);
   j["stopped"] = s.stopped.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.stopped);
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);  // paths are bytes
 }

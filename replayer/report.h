@@ -65,6 +65,15 @@ struct mismatch {
   int64_t replayed = 0;
 };
 
+// Ops issued and bytes moved in one slice of the replay's time (timeline_ns long), each op in
+// the slice it started in, its bytes counted as replay_stats counts them.
+struct timeline_slice {
+  uint64_t ops = 0;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+};
+inline constexpr uint64_t timeline_ns = 100'000'000;
+
 // What the op replay measured.
 struct replay_stats {
   uint64_t wall_ns = 0;
@@ -82,6 +91,7 @@ struct replay_stats {
   std::vector<mismatch> first_mismatches;  // in trace order
   bool timed = false;
   latency_histogram lateness;  // issue time minus due time, timed modes
+  std::vector<timeline_slice> timeline;  // by start time, from the replay's start
   std::string stopped;         // why the replay ended early; empty if it ran to the end
   void merge(const replay_stats& o, size_t max_listed);
 };

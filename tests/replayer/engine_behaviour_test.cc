@@ -13,6 +13,7 @@
 #include "loop_fs.h"
 #include "replay_fixture.h"
 #include "trace_builder.h"
+#include "workloads.h"
 
 using namespace fsrr;
 using namespace fsrr::test;
@@ -183,6 +184,60 @@ TEST_CASE("faithful timing issues each op at its recorded offset from the start"
   CHECK(s.wall_ns < 230'000'000);
   CHECK(s.lateness.count() == 21);
   CHECK(s.lateness.percentile(0.5) < 2'000'000);
+}
+
+TEST_CASE("the timeline puts each op, and the bytes it moved, in the 100 ms slice it began in") {
+  replay_fixture f;
+  {
+    // an open at 0, then 4 KiB writes at 25, 75, 125, 175, 225 and 275 ms: mid-slice, so that
+    // a little lateness cannot move one
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.tree_dir("/d");
+    const file_id file = b.file(3);
+    event& o = b.at(t, 0, op::openat, 3, 10'000);
+    o.path = b.path("/d/paced");
+    o.file = file;
+    o.flags = O_WRONLY | O_CREAT;
+    o.mode = 0644;
+    for (int i = 0; i < 6; ++i) {
+      event& w = b.at(t, 25'000'000 + i * 50'000'000ull, op::write, 4096, 20'000);
+      w.fd = 3;
+      w.file = file;
+      w.offset = i * 4096;
+      w.size = 4096;
+    }
+    b.finish();
+  }
+  engine_options o = afap();
+  o.timing.mode = timing_mode::faithful;
+  const replay_stats s = f.replay(o);
+  CHECK(s.mismatches == 0);
+  REQUIRE(s.timeline.size() == 3);
+  CHECK(s.timeline[0].ops == 3);
+  CHECK(s.timeline[1].ops == 2);
+  CHECK(s.timeline[2].ops == 2);
+  for (const timeline_slice& t : s.timeline) {
+    CHECK(t.bytes_written == 8192);
+    CHECK(t.bytes_read == 0);
+  }
+}
+
+TEST_CASE("the timeline adds up to the replay's ops and bytes") {
+  replay_fixture f;
+  record_rsync(f.trace, 30);
+  const replay_stats s = f.replay();
+  uint64_t ops = 0, read = 0, written = 0, counted = 0;
+  for (const timeline_slice& t : s.timeline) {
+    ops += t.ops;
+    read += t.bytes_read;
+    written += t.bytes_written;
+  }
+  for (const op_stats& o : s.ops) counted += o.count;
+  CHECK(ops == counted);
+  CHECK(read == s.bytes_read);
+  CHECK(written == s.bytes_written);
+  CHECK(written > 0);
 }
 
 TEST_CASE("speed 4 replays a faithful trace in a quarter of the time") {
