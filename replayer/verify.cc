@@ -11,7 +11,9 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <iterator>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -23,18 +25,27 @@ namespace {
 
 const char* type_name(uint32_t mode) {
   switch (mode & S_IFMT) {
-    case S_IFREG: return "file";
-    case S_IFDIR: return "directory";
-    case S_IFLNK: return "symlink";
-    case S_IFIFO: return "fifo";
-    case S_IFSOCK: return "socket";
-    case S_IFCHR: return "char device";
-    case S_IFBLK: return "block device";
+    case S_IFREG:
+      return "file";
+    case S_IFDIR:
+      return "directory";
+    case S_IFLNK:
+      return "symlink";
+    case S_IFIFO:
+      return "fifo";
+    case S_IFSOCK:
+      return "socket";
+    case S_IFCHR:
+      return "char device";
+    case S_IFBLK:
+      return "block device";
   }
   return "unknown";
 }
 
-int64_t ns(const timespec& t) { return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec; }
+int64_t ns(const timespec& t) {
+  return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
 
 std::vector<std::pair<std::string, uint32_t>> sorted(
     std::vector<std::pair<std::string, uint32_t>> v) {
@@ -71,8 +82,8 @@ std::optional<std::vector<std::pair<std::string, uint32_t>>> read_xattrs_at(int 
                                                                             const char* leaf) {
   if (!have_xattrat.load(std::memory_order_relaxed)) return std::nullopt;
   std::vector<char> names(4096);
-  const long n = ::syscall(nr::listxattrat, dirfd, leaf, AT_SYMLINK_NOFOLLOW, names.data(),
-                           names.size());
+  const long n =
+      ::syscall(nr::listxattrat, dirfd, leaf, AT_SYMLINK_NOFOLLOW, names.data(), names.size());
   if (n < 0 && errno == ENOSYS) {
     have_xattrat.store(false, std::memory_order_relaxed);
     return std::nullopt;
@@ -139,12 +150,24 @@ expected_state expected_from_tree(trace_reader& trace) {
   return s;
 }
 
-std::vector<difference> compare(const expected_state& expected, const target_root& target,
-                                const verify_options& options) {
-  std::vector<difference> diffs;
-  std::unordered_map<uint32_t, std::pair<dev_t, ino_t>> groups;
+namespace {
+
+// A name of a hard-link group, as found: the groups are checked once every range is done.
+struct group_member {
+  uint32_t group;
+  dev_t dev;
+  ino_t ino;
+  const std::string* path;
+};
+
+// compare() over [begin, end): the differences in path order, and the link-group members seen.
+void check_range(expected_state::const_iterator begin, expected_state::const_iterator end,
+                 const target_root& target, const verify_options& options,
+                 std::vector<difference>& diffs, std::vector<group_member>& members) {
   parent_dir parent(target);
-  for (const auto& [path, x] : expected) {
+  for (auto it = begin; it != end; ++it) {
+    const std::string& path = it->first;
+    const expected_entry& x = it->second;
     auto differ = [&](std::string what) { diffs.push_back({path, std::move(what)}); };
     const auto at = target.locate(path);
     if (!at) {
@@ -166,8 +189,9 @@ std::vector<difference> compare(const expected_state& expected, const target_roo
     if (got < 0) {
       if (!by_name && fd >= 0) ::close(fd);
       if (!x.absent)
-        differ(got == -ENOENT || got == -ENOTDIR ? "missing"
-                                                 : fmt::format("cannot stat: {}", std::strerror(-got)));
+        differ(got == -ENOENT || got == -ENOTDIR
+                   ? "missing"
+                   : fmt::format("cannot stat: {}", std::strerror(-got)));
       continue;
     }
     if (x.absent) {
@@ -205,15 +229,57 @@ std::vector<difference> compare(const expected_state& expected, const target_roo
           differ(fmt::format("xattrs [{}], expected [{}]", g, w));
         }
       }
-      if (x.link_group != 0) {
-        auto [it, first] = groups.try_emplace(x.link_group, st.st_dev, st.st_ino);
-        if (!first && it->second != std::pair<dev_t, ino_t>{st.st_dev, st.st_ino})
-          differ("not a hard link of the other names of its inode");
-      }
+      if (x.link_group != 0) members.push_back({x.link_group, st.st_dev, st.st_ino, &path});
     }
     if (!by_name) ::close(fd);
   }
-  return diffs;
+}
+
+}  // namespace
+
+std::vector<difference> compare(const expected_state& expected, const target_root& target,
+                                const verify_options& options) {
+  // Large states are looked at by a few threads, each over a contiguous range of paths (the
+  // look-ups are system calls: they scale with the cores).
+  constexpr size_t per_thread_at_least = 16384;
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads =
+      std::clamp<size_t>(expected.size() / per_thread_at_least, 1,
+                         options.threads ? options.threads : std::min<size_t>(cores, 4));
+  std::vector<std::vector<difference>> diffs(threads);
+  std::vector<std::vector<group_member>> members(threads);
+  {
+    std::vector<std::jthread> workers;
+    auto from = expected.begin();
+    for (size_t t = 0; t < threads; ++t) {
+      auto to = from;
+      std::advance(to, t + 1 == threads ? std::distance(from, expected.end())
+                                        : static_cast<ptrdiff_t>(expected.size() / threads));
+      if (t + 1 == threads)
+        check_range(from, to, target, options, diffs[t], members[t]);  // this thread's share
+      else
+        workers.emplace_back(
+            [&, from, to, t] { check_range(from, to, target, options, diffs[t], members[t]); });
+      from = to;
+    }
+  }
+  std::vector<difference> out;
+  for (auto& d : diffs) std::move(d.begin(), d.end(), std::back_inserter(out));
+  // every name of a group on the inode its first name (in path order) is on
+  std::unordered_map<uint32_t, std::pair<dev_t, ino_t>> groups;
+  bool split = false;
+  for (const auto& list : members)
+    for (const group_member& m : list) {
+      auto [it, first] = groups.try_emplace(m.group, m.dev, m.ino);
+      if (!first && it->second != std::pair<dev_t, ino_t>{m.dev, m.ino}) {
+        out.push_back({*m.path, "not a hard link of the other names of its inode"});
+        split = true;
+      }
+    }
+  if (split)  // in path order, each path's differences in the order found
+    std::stable_sort(out.begin(), out.end(),
+                     [](const difference& a, const difference& b) { return a.path < b.path; });
+  return out;
 }
 
 }  // namespace fsrr

@@ -37,6 +37,7 @@ expected_state expected_from_tree(trace_reader& trace);
 struct verify_options {
   bool owners = false;  // compare uid/gid (meaningful when the replay ran as root)
   bool times = true;    // compare mtimes
+  unsigned threads = 0;  // at most this many threads look (0: one per core, up to 4)
 };
 
 struct difference {

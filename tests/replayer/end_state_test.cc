@@ -237,3 +237,52 @@ TEST_CASE("the *xattrat calls shape the expected xattrs, an AT_EMPTY_PATH one on
   CHECK(f.replay().mismatches == 0);
   CHECK(check(f).empty());
 }
+
+TEST_CASE("a large state is checked by several threads with the same differences, in path order") {
+  temp_dir dir("/dev/shm");
+  const std::string top = dir / "t";
+  ::mkdir(top.c_str(), 0755);
+  // 40,000 files of 3 bytes in 40 directories; every entry expected as it is
+  expected_state expected;
+  const auto file_at = [&](int i) { return fmt::format("/d{:02}/f{:05}", i / 1000, i); };
+  for (int d = 0; d < 40; ++d) {
+    const std::string p = fmt::format("/d{:02}", d);
+    ::mkdir((top + p).c_str(), 0755);
+    expected[p] = {.mode = S_IFDIR | 0755, .check_mtime = false, .check_owner = false,
+                   .check_xattrs = false};
+  }
+  bool written = true;
+  for (int i = 0; i < 40000; ++i) {
+    const std::string p = file_at(i);
+    const int fd = ::open((top + p).c_str(), O_WRONLY | O_CREAT, 0644);
+    written = written && ::write(fd, "abc", 3) == 3;
+    ::close(fd);
+    expected[p] = {.mode = S_IFREG | 0644, .size = 3, .check_mtime = false,
+                   .check_owner = false, .check_xattrs = false};
+  }
+  REQUIRE(written);
+  // a size wrong in the first range, a file missing in the middle, a mode at the very end,
+  // and a hard-link group whose two names (first and last range) are two inodes
+  ::truncate((top + file_at(7)).c_str(), 1);
+  ::unlink((top + file_at(20001)).c_str());
+  ::chmod((top + file_at(39999)).c_str(), 0600);
+  expected[file_at(3)].link_group = 1;
+  expected[file_at(39990)].link_group = 1;
+  target_root target(top);
+  const auto one = compare(expected, target, {.threads = 1});
+  const auto three = compare(expected, target, {.threads = 3});
+  REQUIRE(one.size() == 4);
+  CHECK(one[0].path == file_at(7));
+  CHECK(one[0].what == "size 1, expected 3");
+  CHECK(one[1].path == file_at(20001));
+  CHECK(one[1].what == "missing");
+  CHECK(one[2].path == file_at(39990));
+  CHECK(one[2].what == "not a hard link of the other names of its inode");
+  CHECK(one[3].path == file_at(39999));
+  CHECK(one[3].what == "mode 0600, expected 0644");
+  REQUIRE(three.size() == one.size());
+  for (size_t i = 0; i < one.size(); ++i) {
+    CHECK(three[i].path == one[i].path);
+    CHECK(three[i].what == one[i].what);
+  }
+}
