@@ -268,7 +268,20 @@ prepare_result prepare_tree(trace_reader& trace, const target_root& target,
   std::vector<const tree_entry*> dirs, leaves;
   std::vector<std::pair<const tree_entry*, const tree_entry*>> links;  // (name, first name)
   std::unordered_map<uint32_t, const tree_entry*> first_of_group;
+  const auto in_place = [&](const tree_entry& e) {
+    if (options.in_place.empty()) return false;
+    const std::string p = trace.placed_path(e.path);
+    for (const std::string& prefix : options.in_place)
+      if (p.starts_with(prefix) && (p.size() == prefix.size() || p[prefix.size()] == '/'))
+        return true;
+    return false;
+  };
+  size_t kept = 0;
   for (const tree_entry& e : tree) {
+    if (in_place(e)) {
+      ++kept;
+      continue;
+    }
     if (is_dir(e)) {
       dirs.push_back(&e);
     } else if (e.link_group != 0 && S_ISREG(e.mode)) {
@@ -282,7 +295,7 @@ prepare_result prepare_tree(trace_reader& trace, const target_root& target,
     }
   }
 
-  const size_t total = tree.size();
+  const size_t total = tree.size() - kept;
   std::atomic<uint64_t> done{0};
   // Called from the main thread only: the callback need not be thread-safe.
   auto progress = [&](uint64_t n) {

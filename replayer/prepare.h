@@ -16,6 +16,9 @@ struct prepare_options {
   bool owners = false;  // chown to the recorded uid/gid (replay turns it on when root)
   // Called now and then with (entries done, entries total) for a progress line.
   std::function<void(uint64_t, uint64_t)> progress;
+  // Placed paths whose entries, and all beneath them, are there already as the trace has them
+  // (a compare's source file system, prepared by an earlier run): not created again.
+  std::vector<std::string> in_place;
 };
 
 struct prepare_result {

@@ -31,6 +31,7 @@ replay_outcome run_replay(trace_reader& trace, const replay_options& options) {
   progress_line progress(options.progress);
   prepare_options popt;
   popt.owners = ::geteuid() == 0;
+  popt.in_place = options.in_place;
   if (options.progress)
     popt.progress = [&](uint64_t done, uint64_t total) {
       progress.update(fmt::format("prepare: {}/{} entries", done, total), done, total);

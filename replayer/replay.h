@@ -33,6 +33,7 @@ struct replay_options {
   // (made from `data`) is used as is, and `ratios` stands for its measure().
   const data_source* source = nullptr;
   std::optional<data_source::ratios> ratios;
+  std::vector<std::string> in_place;  // prepare_options::in_place
 };
 
 struct replay_outcome {

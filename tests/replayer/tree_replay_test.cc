@@ -7,8 +7,10 @@
 #include <catch2/catch.hpp>
 
 #include "loop_fs.h"
+#include "replay_fixture.h"
 #include "replay.h"
 #include "temp_dir.h"
+#include "trace_builder.h"
 #include "trace_reader.h"
 #include "trace_writer.h"
 #include "tree_fixture.h"
@@ -167,4 +169,29 @@ TEST_CASE("a snapshot replays and verifies on ext4, xfs and btrfs images") {
       CHECK(diffs.empty());
     }
   }
+}
+
+TEST_CASE("prepare leaves alone what is in place already, and builds the rest") {
+  test::replay_fixture f;
+  {
+    test::trace_builder b(f.trace);
+    b.tree_dir("/src");
+    b.tree_file("/src/a", 100);
+    b.tree_dir("/src/sub");
+    b.tree_file("/src/sub/b", 200);
+    b.tree_dir("/srcx");  // beside the prefix, not beneath it
+    b.tree_file("/srcx/c", 300);
+    b.finish();
+  }
+  trace_reader r(f.trace);
+  target_root t(f.target);
+  data_source d({});
+  prepare_options p;
+  p.in_place = {"/src"};
+  const prepare_result res = prepare_tree(r, t, d, p);
+  CHECK(res.errors == 0);
+  CHECK(res.files == 1);
+  CHECK(res.dirs == 1);
+  CHECK_FALSE(f.exists("src"));
+  CHECK(f.size("srcx/c") == 300);
 }
