@@ -19,5 +19,6 @@ command add_info(CLI::App& app);
 command add_dump(CLI::App& app);
 command add_replay(CLI::App& app);
 command add_verify(CLI::App& app);
+command add_compare(CLI::App& app);
 
 }  // namespace fsrr::cli

@@ -1,0 +1,56 @@
+#include "command.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace fsrr::lab {
+
+command_result run_command(const std::vector<std::string>& argv) {
+  command_result r;
+  int out[2];
+  if (argv.empty() || ::pipe2(out, O_CLOEXEC) != 0) return r;
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return r;
+  }
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::dup2(out[1], 2);
+    const int null = ::open("/dev/null", O_RDONLY);
+    if (null >= 0) ::dup2(null, 0);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  char buf[4096];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (r.output.size() < (1u << 20)) r.output.append(buf, static_cast<size_t>(n));
+  }
+  ::close(out[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string tool_version(const std::string& program) {
+  const command_result r = run_command({program, "-V"});
+  if (r.status != 0) return "";
+  const size_t nl = r.output.find('\n');
+  return r.output.substr(0, nl);
+}
+
+}  // namespace fsrr::lab

@@ -1,0 +1,485 @@
+#include "compare.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "end_state.h"
+#include "made_fs.h"
+#include "placement.h"
+#include "replay.h"
+#include "trace_error.h"
+#include "verify.h"
+
+namespace fsrr::lab {
+namespace {
+
+uint64_t monotonic_ns() {
+  timespec t;
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(t.tv_nsec);
+}
+
+std::string line_of(const std::string& file, const std::string& key) {
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key, 0) == 0) {
+      const size_t colon = line.find(':');
+      std::string v = colon == std::string::npos ? line : line.substr(colon + 1);
+      v.erase(0, v.find_first_not_of(" \t"));
+      return v;
+    }
+  return "";
+}
+
+nlohmann::json system_info() {
+  utsname u{};
+  ::uname(&u);
+  const std::string mem = line_of("/proc/meminfo", "MemTotal");  // "24684084 kB"
+  return {{"kernel", fmt::format("{} {}", u.sysname, u.release)},
+          {"cpu", line_of("/proc/cpuinfo", "model name")},
+          {"cpus", ::sysconf(_SC_NPROCESSORS_ONLN)},
+          {"memory_bytes", mem.empty() ? 0 : std::stoull(mem) * 1024},
+          {"fsrr", "fsrr " FSRR_VERSION}};
+}
+
+nlohmann::json spread(std::vector<double> v) {
+  if (v.empty()) return {{"median", 0}, {"min", 0}, {"max", 0}};
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  const double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return {{"median", median}, {"min", v.front()}, {"max", v.back()}};
+}
+
+double per_s(uint64_t n, uint64_t ns) {
+  return ns ? static_cast<double>(n) * 1e9 / static_cast<double>(ns) : 0.0;
+}
+
+std::string duration(uint64_t ns) {
+  const uint64_t s = ns / 1'000'000'000;
+  return s >= 60 ? fmt::format("{}m{:02}s", s / 60, s % 60) : fmt::format("{}s", s);
+}
+
+void make_dirs(const std::string& p) {
+  std::error_code ec;
+  std::filesystem::create_directories(p, ec);
+  if (ec) throw trace_error(fmt::format("mkdir -p {}: {}", p, ec.message()));
+}
+
+void drop_caches() {
+  ::sync();
+  if (std::ofstream f("/proc/sys/vm/drop_caches"); f) f << "3\n";
+}
+
+// One run on one file system: everything measured, then nothing left of it.
+struct run_result {
+  nlohmann::json report;  // the (last) replay's report
+  uint64_t wall_ns = 0, bytes = 0, files = 0, ops = 0;
+  uint64_t space = 0, logical = 0, mismatches = 0, differences = 0;
+  bool verified = true;
+  std::string device, mkfs, mount, tool;
+  nlohmann::json copies = nlohmann::json::array();
+  compare_cost cost;
+};
+
+// Time `f` takes, added to `into`.
+template <typename F>
+auto timed(uint64_t& into, F&& f) {
+  const uint64_t start = monotonic_ns();
+  struct add {
+    uint64_t& into;
+    uint64_t start;
+    ~add() { into += monotonic_ns() - start; }
+  } on_exit{into, start};
+  return f();
+}
+
+class comparison {
+ public:
+  explicit comparison(const compare_options& o) : o_(o), trace_(o.trace), data_(o.data) {
+    if (o.data.kind == data_kind::compressible) ratios_ = data_.measure();
+    const auto& sum = trace_.summary();
+    if (!o.all_on_test) where_ = decide_placement(trace_);
+    // images hold the tree and what the workload writes, twice over, per copy
+    const uint64_t data = sum.tree.bytes + sum.bytes_written;
+    test_bytes_ = (2 * data + (256ull << 20)) * std::max(1u, o.repeat);
+    source_bytes_ = (2 * sum.tree.bytes + (64ull << 20)) * std::max(1u, o.repeat);
+    expected_ = sum.events > 0 ? expected_end_state(trace_) : expected_from_tree(trace_);
+    logical_ = logical_on_test();
+  }
+
+  run_result run(const fs_spec& spec, const std::string& images) {
+    run_result r;
+    compare_cost& cost = r.cost;
+    made_fs test(spec, images, test_bytes_);
+    cost.make_ns += test.make_ns();
+    r.device = test.device();
+    r.mkfs = test.mkfs();
+    r.mount = test.mount_options();
+    r.tool = test.tool();
+    made_fs* source = source_fs(images, cost);
+    const bool reuse = source_ready_;  // the source as an earlier run prepared and verified it
+    const uint64_t before = test.used_bytes();
+    for (unsigned copy = 1; copy <= std::max(1u, o_.repeat); ++copy) {
+      check_cancel();
+      const std::string sub = o_.repeat > 1 ? fmt::format("/copy{:02}", copy) : "";
+      replay_options ro;
+      ro.target = test.path() + sub;
+      make_dirs(ro.target);
+      for (const std::string& from : where_.on_source) {
+        const std::string to = source->path() + sub + from;
+        make_dirs(to);
+        ro.maps.push_back({from, to});
+      }
+      if (reuse) ro.in_place = where_.on_source;
+      ro.data = o_.data;
+      ro.source = &data_;
+      ro.ratios = ratios_;
+      ro.timing = o_.timing;
+      ro.issue_all = o_.issue_all;
+      ro.cancel = o_.cancel;
+      if (o_.drop_caches) ro.between = [&] { timed(cost.drop_ns, drop_caches); };
+      const replay_outcome out = run_replay(trace_, ro);
+      check_cancel();
+      const replay_stats& s = out.report.replay;
+      cost.prepare_ns += out.report.prepare.wall_ns;
+      cost.replay_ns += s.wall_ns;
+      cost.sync_ns += test.sync_ns();
+      r.wall_ns += s.wall_ns;
+      r.bytes += std::max(s.bytes_read, s.bytes_written);
+      r.files += s.files;
+      for (const op_stats& st : s.ops) r.ops += st.count;
+      r.mismatches += s.mismatches;
+      r.differences += s.differences;
+      if (out.status != 0) r.verified = false;  // prepare errors, an early stop
+      timed(cost.verify_ns, [&] {
+        const target_root placed(ro.target, ro.maps);
+        if (!compare(expected_, placed, {::geteuid() == 0, true}).empty()) r.verified = false;
+      });
+      const uint64_t used = test.used_bytes() - std::min(before, test.used_bytes());
+      r.copies.push_back({{"copy", copy}, {"wall_ns", s.wall_ns}, {"space_used_bytes", used}});
+      r.space = used;
+      r.report = nlohmann::json::parse(report_json(out.report));
+    }
+    r.logical = logical_ * std::max(1u, o_.repeat);
+    if (r.verified)
+      source_ready_ = source != nullptr;
+    else
+      drop_source(cost);  // the next run makes it afresh
+    cost.unmake_ns += test.unmake();
+    return r;
+  }
+
+  // The source file system is fixed, as the disk a hand-made comparison copies from: made and
+  // prepared by the first run, only read by the replays (placement), verified by each run, and
+  // made again only after a run that did not verify.
+  made_fs* source_fs(const std::string& images, compare_cost& cost) {
+    if (where_.on_source.empty()) return nullptr;
+    if (!source_) {
+      source_ = std::make_unique<made_fs>(o_.source_fs, images, source_bytes_);
+      cost.make_ns += source_->make_ns();
+      source_ready_ = false;
+    }
+    return source_.get();
+  }
+  void drop_source(compare_cost& cost) {
+    if (source_) cost.unmake_ns += source_->unmake();
+    source_.reset();
+    source_ready_ = false;
+  }
+
+  // The bytes of the regular files a run leaves on the file system under test, a hard-linked
+  // inode once: what du --apparent-size would count there, known from the end state (which
+  // verify checks every run).
+  uint64_t logical_on_test() const {
+    const auto on_source = [&](const std::string& p) {
+      for (const std::string& prefix : where_.on_source)
+        if (p.starts_with(prefix) && (p.size() == prefix.size() || p[prefix.size()] == '/'))
+          return true;
+      return false;
+    };
+    uint64_t bytes = 0;
+    std::set<uint32_t> groups;
+    for (const auto& [path, x] : expected_)
+      if (!x.absent && S_ISREG(x.mode) && !on_source(path) &&
+          (x.link_group == 0 || groups.insert(x.link_group).second))
+        bytes += x.size;
+    return bytes;
+  }
+
+  // Refuses, before anything is made, a compare whose images cannot fit where they would go:
+  // one run's images at a time (sparse: what the replay writes, and metadata).
+  void check_room(const std::string& images) {
+    bool on_disk = false;
+    for (const fs_spec& f : o_.fs)
+      on_disk = on_disk || (!f.existing() && f.layers.back().kind != "tmpfs");
+    if (!on_disk) return;
+    const auto& sum = trace_.summary();
+    const uint64_t need =
+        (sum.tree.bytes + sum.bytes_written) * std::max(1u, o_.repeat) + (256ull << 20);
+    struct statvfs st;
+    if (::statvfs(images.c_str(), &st) != 0) return;
+    const uint64_t free = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+    if (free < need)
+      throw trace_error(
+          fmt::format("{} has {:.1f} GiB free; the images of this compare need about "
+                      "{:.1f} GiB (--images DIR puts them elsewhere)",
+                      images, free / 1073741824.0, need / 1073741824.0));
+  }
+
+  const placement& where() const { return where_; }
+  trace_reader& trace() { return trace_; }
+
+  void check_cancel() const {
+    if (o_.cancel && o_.cancel->load())
+      throw trace_error("compare interrupted; nothing is left mounted");
+  }
+
+ private:
+  const compare_options& o_;
+  trace_reader trace_;
+  placement where_;
+  const data_source data_;  // built and measured once for every run
+  std::optional<data_source::ratios> ratios_;
+  expected_state expected_;
+  uint64_t test_bytes_ = 0, source_bytes_ = 0, logical_ = 0;
+  std::unique_ptr<made_fs> source_;
+  bool source_ready_ = false;
+};
+
+// One row of compare.json from the runs on one file system.
+nlohmann::json row_of(const fs_spec& spec, const std::vector<run_result>& runs) {
+  std::vector<double> mib, files, ops, wall, sync;
+  for (const run_result& r : runs) {
+    mib.push_back(per_s(r.bytes, r.wall_ns) / 1048576.0);
+    files.push_back(per_s(r.files, r.wall_ns));
+    ops.push_back(per_s(r.ops, r.wall_ns));
+    wall.push_back(static_cast<double>(r.wall_ns));
+    sync.push_back(static_cast<double>(r.cost.sync_ns));
+  }
+  // the run of median wall time stands for the others in what is not a spread
+  std::vector<size_t> order(runs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return runs[a].wall_ns < runs[b].wall_ns; });
+  const run_result& typical = runs[order[order.size() / 2]];
+  nlohmann::json ops_lat = nlohmann::json::object();
+  for (const auto& [name, o] : typical.report["ops"].items())
+    ops_lat[name] = {{"count", o["count"]}, {"latency_ns", o["latency_ns"]}};
+  uint64_t mismatches = 0;
+  bool verified = true;
+  nlohmann::json differences = nlohmann::json::object(), all_runs = nlohmann::json::array();
+  for (const run_result& r : runs) {
+    mismatches += r.mismatches;
+    verified = verified && r.verified;
+    for (const auto& [op, n] : r.report["differences"].items())
+      differences[op] = differences.value(op, 0) + n.get<uint64_t>();
+    all_runs.push_back(r.report);
+  }
+  return {{"name", spec.name},
+          {"spec", spec.name},
+          {"kind", spec.existing() ? "directory" : spec.layers.front().kind},
+          {"device", typical.device},
+          {"mkfs", typical.mkfs},
+          {"mount", typical.mount},
+          {"tool", typical.tool},
+          {"mib_per_s", spread(mib)},
+          {"files_per_s", spread(files)},
+          {"ops_per_s", spread(ops)},
+          {"wall_ns", spread(wall)},
+          {"sync_ns", spread(sync)},
+          {"space_used_bytes", typical.space},
+          {"logical_bytes", typical.logical},
+          {"ops", ops_lat},
+          {"mismatches", mismatches},
+          {"differences", differences},
+          {"verify", verified},
+          {"timeline", typical.report.value("timeline", nlohmann::json::array())},
+          {"copies", typical.copies},
+          {"runs", all_runs}};
+}
+
+// Each row's change against an earlier compare; true if one got slower beyond its spread.
+bool against_baseline(nlohmann::json& result, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw trace_error(fmt::format("--baseline {}: {}", path, std::strerror(errno)));
+  nlohmann::json old;
+  try {
+    old = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    throw trace_error(fmt::format("--baseline {}: not a compare.json ({})", path, e.what()));
+  }
+  bool slower = false;
+  for (auto& row : result["fs"]) {
+    for (const auto& was : old.value("fs", nlohmann::json::array())) {
+      if (was.value("name", "") != row["name"]) continue;
+      const double old_median = was["mib_per_s"].value("median", 0.0);
+      const double old_min = was["mib_per_s"].value("min", 0.0);
+      const double now = row["mib_per_s"]["median"];
+      const bool worse = now < old_min;  // below all the earlier runs
+      row["baseline"] = {{"mib_per_s", old_median},
+                         {"mib_per_s_change", old_median ? now / old_median - 1 : 0.0},
+                         {"slower", worse}};
+      slower = slower || worse;
+    }
+  }
+  return slower;
+}
+
+}  // namespace
+
+compare_cost& compare_cost::operator+=(const compare_cost& o) {
+  make_ns += o.make_ns;
+  prepare_ns += o.prepare_ns;
+  drop_ns += o.drop_ns;
+  replay_ns += o.replay_ns;
+  sync_ns += o.sync_ns;
+  verify_ns += o.verify_ns;
+  unmake_ns += o.unmake_ns;
+  return *this;
+}
+
+compare_outcome run_compare(const compare_options& o) {
+  if (::geteuid() != 0) throw trace_error("compare makes and mounts file systems: run it as root");
+  if (o.fs.empty()) throw trace_error("compare: give at least one --fs");
+  const uint64_t start = monotonic_ns();
+  std::string images = o.images;
+  bool own_images = false;
+  if (images.empty()) {
+    char tmpl[] = "/var/tmp/fsrr-compare.XXXXXX";
+    if (!::mkdtemp(tmpl)) throw trace_error(fmt::format("mkdtemp: {}", std::strerror(errno)));
+    images = tmpl;
+    own_images = true;
+  }
+  struct remove_dir {  // the scratch directory, once every image in it is gone
+    std::string path;
+    bool own;
+    ~remove_dir() {
+      if (own) ::rmdir(path.c_str());
+    }
+  } scratch{images, own_images};
+
+  comparison c(o);
+  c.check_room(images);
+  compare_outcome out;
+  std::map<size_t, std::vector<run_result>> by_fs;
+  const size_t total = o.fs.size() * std::max(1u, o.runs);
+  size_t done = 0;
+  for (unsigned round = 0; round < std::max(1u, o.runs); ++round) {
+    for (size_t i = 0; i < o.fs.size(); ++i) {
+      c.check_cancel();
+      const uint64_t elapsed = monotonic_ns() - start;
+      const std::string eta =
+          done ? fmt::format(", eta {}", duration(elapsed / done * (total - done))) : "";
+      if (o.say)
+        o.say(fmt::format("[{}/{}] {} (round {} of {}){}", done + 1, total, o.fs[i].name, round + 1,
+                          std::max(1u, o.runs), eta));
+      run_result r = c.run(o.fs[i], images);
+      if (o.say)
+        o.say(
+            fmt::format("  {:.1f} MiB/s, {:.0f} files/s, replay {:.3f} s, sync {:.3f} s, {} "
+                        "mismatches, {} differences, {}",
+                        per_s(r.bytes, r.wall_ns) / 1048576.0, per_s(r.files, r.wall_ns),
+                        r.wall_ns / 1e9, r.cost.sync_ns / 1e9, r.mismatches, r.differences,
+                        r.verified ? "verified" : "NOT VERIFIED"));
+      if (!r.verified || r.mismatches) out.status = 1;
+      out.cost += r.cost;
+      by_fs[i].push_back(std::move(r));
+      ++done;
+    }
+  }
+  c.drop_source(out.cost);
+  // what each row measured: the prefixes on the file system under test ("/": everything)
+  const auto& on_test =
+      c.where().on_source.empty() ? std::vector<std::string>{"/"} : c.where().on_test;
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < o.fs.size(); ++i) {
+    rows.push_back(row_of(o.fs[i], by_fs[i]));
+    rows.back()["placement"] = on_test;
+  }
+  const auto& h = c.trace().header();
+  out.result = {{"trace", o.trace},
+                {"command", h.command},
+                {"runs", std::max(1u, o.runs)},
+                {"timing", o.timing},
+                {"data", o.data.describe()},
+                {"repeat", std::max(1u, o.repeat)},
+                {"placement",
+                 {{"on_source", c.where().on_source},
+                  {"on_test", on_test},
+                  {"source_fs", c.where().on_source.empty() ? "" : o.source_fs.name}}},
+                {"system", system_info()},
+                {"fs", rows}};
+  if (!o.baseline.empty() && against_baseline(out.result, o.baseline) && out.status == 0)
+    out.status = 3;
+  out.wall_ns = monotonic_ns() - start;
+  const compare_cost& k = out.cost;
+  out.result["wall_ns"] = out.wall_ns;
+  // where the time went; "compare" is what the runs' steps leave: compare's own cost
+  out.result["cost_ns"] = {
+      {"mkfs_mount", k.make_ns},  {"prepare", k.prepare_ns},
+      {"drop_caches", k.drop_ns}, {"replay", k.replay_ns},
+      {"sync", k.sync_ns},        {"verify", k.verify_ns},
+      {"unmount", k.unmake_ns},   {"compare", out.wall_ns - std::min(out.wall_ns, k.work_ns())}};
+  return out;
+}
+
+std::string compare_table(const nlohmann::json& result) {
+  // the syncs of a trace that has them get their latency (seed 004's question)
+  std::vector<std::string> syncs;
+  for (const char* op : {"fsync", "fdatasync"})
+    for (const auto& r : result["fs"])
+      if (r.contains("ops") && r["ops"].contains(op)) {
+        syncs.push_back(op);
+        break;
+      }
+  std::string t =
+      fmt::format("{:<24}{:>10}{:>18}{:>11}{:>10}{:>10}{:>12}{:>8}{:>7}", "file system", "MiB/s",
+                  "(min-max)", "files/s", "wall s", "sync s", "space MiB", "mism.", "diff.");
+  for (const auto& op : syncs) t += fmt::format("{:>18}{:>9}", op + " p50 us", "p99 us");
+  t += "  verify\n";
+  for (const auto& r : result["fs"]) {
+    uint64_t diffs = 0;
+    for (const auto& [op, n] : r["differences"].items()) diffs += n.get<uint64_t>();
+    t += fmt::format(
+        "{:<24}{:>10.1f}{:>18}{:>11.0f}{:>10.3f}{:>10.3f}{:>12.1f}{:>8}{:>7}",
+        r["name"].get<std::string>(), r["mib_per_s"]["median"].get<double>(),
+        fmt::format("({:.1f}-{:.1f})", r["mib_per_s"]["min"].get<double>(),
+                    r["mib_per_s"]["max"].get<double>()),
+        r["files_per_s"]["median"].get<double>(), r["wall_ns"]["median"].get<double>() / 1e9,
+        r["sync_ns"]["median"].get<double>() / 1e9,
+        r["space_used_bytes"].get<uint64_t>() / 1048576.0, r["mismatches"].get<uint64_t>(), diffs);
+    for (const auto& op : syncs) {
+      if (!r["ops"].contains(op)) {
+        t += fmt::format("{:>18}{:>9}", "-", "-");
+        continue;
+      }
+      const auto& l = r["ops"][op]["latency_ns"];
+      t += fmt::format("{:>18.1f}{:>9.1f}", l.value("p50", 0.0) / 1e3, l.value("p99", 0.0) / 1e3);
+    }
+    t += fmt::format("  {}", r["verify"] ? "yes" : "NO");
+    if (r.contains("baseline"))
+      t += fmt::format("  {:+.1f}% vs baseline{}",
+                       r["baseline"]["mib_per_s_change"].get<double>() * 100,
+                       r["baseline"]["slower"] ? " (SLOWER)" : "");
+    t += "\n";
+  }
+  return t;
+}
+
+}  // namespace fsrr::lab

@@ -1,0 +1,59 @@
+// The file systems compare runs on: made fresh for each run on images fsrr creates itself
+// (mkfs only ever touches those), mounted on directories of its own, and gone again with the
+// object, on success, error or interruption alike. NAME=DIR is an existing empty directory,
+// used as it is; what the run left in it is removed, nothing else.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fs_spec.h"
+
+namespace fsrr::lab {
+
+class made_fs {
+ public:
+  // Makes `spec` below `images` (a directory fsrr made): the outermost layer's image (or
+  // tmpfs) there, each inner one's image on the layer around it. `size`: bytes for a layer
+  // that names none, raised to what its kind needs at least.
+  made_fs(const fs_spec& spec, const std::string& images, uint64_t size);
+  ~made_fs();  // innermost first: unmount, remove the image, remove the mount point
+  made_fs(const made_fs&) = delete;
+  made_fs& operator=(const made_fs&) = delete;
+
+  const std::string& path() const { return path_; }  // the file system under test
+  // For the report's system table.
+  const std::string& device() const { return device_; }
+  const std::string& mkfs() const { return mkfs_; }
+  const std::string& mount_options() const { return mount_; }
+  const std::string& tool() const { return tool_; }
+  uint64_t make_ns() const { return make_ns_; }  // mkfs and mount, all layers
+  // Tears it down now (as the destructor would) and says how long that took.
+  uint64_t unmake();
+
+  // Bytes in use on it now (statfs), and its data written to disk (syncfs, timed).
+  uint64_t used_bytes() const;
+  uint64_t sync_ns() const;
+
+ private:
+  struct layer {
+    std::string mount_point;
+    std::string image;  // "" for tmpfs
+  };
+  void make_layer(const fs_layer& l, const std::string& where, uint64_t size, bool measured);
+  void tear_down() noexcept;
+
+  std::string path_, device_, mkfs_, mount_, tool_;
+  std::string existing_;     // NAME=DIR
+  std::vector<layer> made_;  // outermost first
+  uint64_t make_ns_ = 0;
+};
+
+// The least size fsrr gives a file system of `kind` that names no size: 4 GiB for an image
+// (sparse: only what is written takes room), so that every mkfs makes what it makes for a
+// disk — below 512 MiB mke2fs picks 1 KiB blocks, and 1 KiB files then take a quarter of the
+// room they take on a real disk; mkfs.xfs refuses below 300 MB. 64 MiB for tmpfs, a limit.
+uint64_t min_image_bytes(const std::string& kind);
+
+}  // namespace fsrr::lab
