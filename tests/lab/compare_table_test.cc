@@ -44,7 +44,7 @@ TEST_CASE("the compare table: one line per file system with its medians, spread 
   CHECK(t[2].rfind("btrfs                          6.2", 0) == 0);
 }
 
-TEST_CASE("a trace with fsync shows its p50 and p99 per file system; a row without shows -",
+TEST_CASE("a trace with fsync shows its p50 and p99 per file system, and a row without it a dash",
           "[lab][table]") {
   nlohmann::json with = row("ext4", 10, 1 << 20), without = row("tmpfs", 50, 1 << 20);
   with["ops"]["fsync"] = {{"latency_ns", {{"p50", 812300}, {"p99", 2500000}}}};
