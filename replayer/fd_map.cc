@@ -25,8 +25,10 @@ fd_map::table* fd_map::new_table(uint32_t id) {
 fd_map::table* fd_map::copy_table(const table& from, uint32_t id) {
   table* t = new_table(id);
   t->fds = from.fds;
-  for (const entry& e : t->fds)
+  for (const entry& e : t->fds) {
     if (e.h != no_handle) ++handles_[e.h].refs;
+    if (e.prev != no_handle) ++handles_[e.prev].refs;
+  }
   return t;
 }
 
@@ -58,8 +60,10 @@ uint32_t fd_map::table_of(thread_id t) const {
   return t < threads_.size() && threads_[t].t ? threads_[t].t->id : 0;
 }
 
-handle_id fd_map::lookup(const table& t, int32_t fd) const {
-  return fd >= 0 && static_cast<size_t>(fd) < t.fds.size() ? t.fds[fd].h : no_handle;
+handle_id fd_map::lookup(const table& t, int32_t fd, uint64_t ts) const {
+  if (fd < 0 || static_cast<size_t>(fd) >= t.fds.size()) return no_handle;
+  const entry& e = t.fds[fd];
+  return e.prev != no_handle && ts < e.since ? e.prev : e.h;
 }
 
 handle_id fd_map::new_handle(uint32_t flags, path_id path, int64_t pos) {
@@ -87,11 +91,35 @@ void fd_map::install(table& t, int32_t fd, handle_id h, bool cloexec, fd_effect&
   t.fds[fd] = {h, cloexec};
 }
 
+void fd_map::allocate(table& t, int32_t fd, handle_id h, bool cloexec, uint64_t exit_ts,
+                      fd_effect& out) {
+  if (fd < 0 || fd > (1 << 24)) return;
+  if (static_cast<size_t>(fd) >= t.fds.size()) t.fds.resize(fd + 1);
+  entry& e = t.fds[fd];
+  if (e.prev != no_handle) unref(e.prev, out);  // a close older than an open: lost, say
+  const handle_id old = e.h;
+  e = {h, cloexec, old, exit_ts};
+  ++handles_[h].refs;
+}
+
+void fd_map::close_at(table& t, int32_t fd, uint64_t ts, fd_effect& out) {
+  if (fd < 0 || static_cast<size_t>(fd) >= t.fds.size()) return;
+  entry& e = t.fds[fd];
+  if (e.prev != no_handle && ts < e.since) {
+    unref(e.prev, out);
+    e.prev = no_handle;
+    return;
+  }
+  remove(t, fd, out);
+}
+
 void fd_map::remove(table& t, int32_t fd, fd_effect& out) {
-  if (fd < 0 || static_cast<size_t>(fd) >= t.fds.size() || t.fds[fd].h == no_handle) return;
-  const handle_id h = t.fds[fd].h;
-  t.fds[fd] = {};
-  unref(h, out);
+  if (fd < 0 || static_cast<size_t>(fd) >= t.fds.size()) return;
+  entry& e = t.fds[fd];
+  if (e.prev != no_handle) unref(e.prev, out);
+  const handle_id h = e.h;
+  e = {};
+  if (h != no_handle) unref(h, out);
 }
 
 void fd_map::unref(handle_id h, fd_effect& out) {
@@ -147,7 +175,8 @@ void fd_map::apply(const event& e, fd_effect& out) {
             e.kind == op::creat ? static_cast<uint32_t>(O_CREAT | O_WRONLY | O_TRUNC) : e.flags;
         out.h1 = new_handle(flags, e.path, 0);
         out.opened = true;
-        install(*t, static_cast<int32_t>(e.result), out.h1, flags & O_CLOEXEC, out);
+        allocate(*t, static_cast<int32_t>(e.result), out.h1, flags & O_CLOEXEC, e.ts + e.dur,
+                 out);
       }
       return;
     case op::fd_bind:
@@ -156,16 +185,17 @@ void fd_map::apply(const event& e, fd_effect& out) {
       install(*t, e.fd, out.h1, e.flags & O_CLOEXEC, out);
       return;
     case op::close:
-      out.h1 = lookup(*t, e.fd);
-      if (e.result != -EBADF) remove(*t, e.fd, out);
+      out.h1 = lookup(*t, e.fd, e.ts);
+      if (e.result != -EBADF) close_at(*t, e.fd, e.ts, out);
       return;
     case op::dup:
-      out.h1 = lookup(*t, e.fd);
-      if (out.h1 && e.result >= 0) install(*t, static_cast<int32_t>(e.result), out.h1, false, out);
+      out.h1 = lookup(*t, e.fd, e.ts);
+      if (out.h1 && e.result >= 0)
+        allocate(*t, static_cast<int32_t>(e.result), out.h1, false, e.ts + e.dur, out);
       return;
     case op::dup2:
     case op::dup3:
-      out.h1 = lookup(*t, e.fd);
+      out.h1 = lookup(*t, e.fd, e.ts);
       if (e.result < 0 || e.fd == e.fd2) return;
       if (out.h1)
         install(*t, e.fd2, out.h1, e.kind == op::dup3 && (e.flags & O_CLOEXEC), out);
@@ -173,10 +203,11 @@ void fd_map::apply(const event& e, fd_effect& out) {
         remove(*t, e.fd2, out);
       return;
     case op::fcntl:
-      out.h1 = lookup(*t, e.fd);
+      out.h1 = lookup(*t, e.fd, e.ts);
       if (!out.h1 || e.result < 0) return;
       if (e.aux == F_DUPFD || e.aux == F_DUPFD_CLOEXEC)
-        install(*t, static_cast<int32_t>(e.result), out.h1, e.aux == F_DUPFD_CLOEXEC, out);
+        allocate(*t, static_cast<int32_t>(e.result), out.h1, e.aux == F_DUPFD_CLOEXEC,
+                 e.ts + e.dur, out);
       else if (e.aux == F_SETFD)
         t->fds[e.fd].cloexec = e.flags & FD_CLOEXEC;
       return;
@@ -230,8 +261,8 @@ void fd_map::apply(const event& e, fd_effect& out) {
     default:
       break;
   }
-  if (has(e.kind, F_FD)) out.h1 = lookup(*t, e.fd);
-  if (has(e.kind, F_FD2)) out.h2 = lookup(*t, e.fd2);
+  if (has(e.kind, F_FD)) out.h1 = lookup(*t, e.fd, e.ts);
+  if (has(e.kind, F_FD2)) out.h2 = lookup(*t, e.fd2, e.ts);
   track_position(e, out);
 }
 

@@ -99,6 +99,12 @@ class fd_map {
   struct entry {
     handle_id h = no_handle;
     bool cloexec = false;
+    // The binding the kernel had already dropped when it gave this fd number out again, as
+    // far as the trace's entry-time order can tell: a close in one thread may enter after an
+    // open in another that then returns the closed number. Until the open's exit (`since`),
+    // events on the fd mean `prev`.
+    handle_id prev = no_handle;
+    uint64_t since = 0;
   };
   struct table {
     uint32_t id = 0;
@@ -113,9 +119,15 @@ class fd_map {
   table* new_table(uint32_t id);
   table* copy_table(const table& from, uint32_t id);
   table* table_for(thread_id t);
-  handle_id lookup(const table& t, int32_t fd) const;
+  handle_id lookup(const table& t, int32_t fd, uint64_t ts) const;
   handle_id new_handle(uint32_t flags, path_id path, int64_t pos);
   void install(table& t, int32_t fd, handle_id h, bool cloexec, fd_effect& out);
+  // An fd number the kernel allocated (lowest free: open, dup, F_DUPFD) by a call that
+  // returned at `exit_ts`: what the table still holds there was closed by then.
+  void allocate(table& t, int32_t fd, handle_id h, bool cloexec, uint64_t exit_ts,
+                fd_effect& out);
+  // close(fd) entered at `ts`.
+  void close_at(table& t, int32_t fd, uint64_t ts, fd_effect& out);
   void remove(table& t, int32_t fd, fd_effect& out);
   void unref(handle_id h, fd_effect& out);
   void leave(table* t, fd_effect& out);

@@ -239,3 +239,37 @@ TEST_CASE("dup2 from an fd the trace does not follow closes the file fd2 held") 
   m.apply(ev(1, op::write, 3, 10), fx);
   CHECK(fx.h1 == no_handle);
 }
+
+TEST_CASE("a close entered just before another thread's open returned its number closes the old file") {
+  // Recorded: thread 1's open entered at 100 and returned 3 at 110; thread 2's open of another
+  // file entered at 200; thread 1's close(3) at 202; thread 2's open returned 3 at 209 (the
+  // kernel gave it the number the close had freed).
+  fd_map m = three_threads();
+  fd_effect fx;
+  event o1 = open_ev(1, 3, O_RDONLY, 5);
+  o1.ts = 100;
+  o1.dur = 10;
+  m.apply(o1, fx);
+  const handle_id first = fx.h1;
+  event o2 = open_ev(2, 3, O_RDONLY, 6);
+  o2.ts = 200;
+  o2.dur = 9;
+  m.apply(o2, fx);
+  const handle_id second = fx.h1;
+  REQUIRE(second != first);
+  CHECK(fx.released.empty());  // the first is still open until its close
+  event c = ev(1, op::close, 3, 0);
+  c.ts = 202;
+  m.apply(c, fx);
+  CHECK(fx.h1 == first);
+  CHECK(fx.released == std::vector<handle_id>{first});
+  event r = ev(2, op::read, 3, 10);
+  r.ts = 215;
+  m.apply(r, fx);
+  CHECK(fx.h1 == second);
+  event c2 = ev(2, op::close, 3, 0);
+  c2.ts = 220;
+  m.apply(c2, fx);
+  CHECK(fx.released == std::vector<handle_id>{second});
+  CHECK(m.live().empty());
+}
