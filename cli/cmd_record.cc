@@ -41,7 +41,7 @@ recorder::record_stopped print_summary(const recorder::record_options& o) {
                  r.unresolved);
     if (r.cut_short)
       fmt::print(stderr, "record: {} reached; the trace is complete; {} goes on, untraced\n",
-                 o.duration_ns && r.duration_ns >= o.duration_ns ? "--duration" : "--max-size",
+                 r.cut_by_duration ? "--duration" : "--max-size",
                  o.command.empty() ? "the workload" : o.command.front());
   };
 }

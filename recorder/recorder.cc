@@ -209,7 +209,8 @@ class recording {
   recording(const record_options& o, const header_info& header)
       : o_(o),
         writer_(o.output, header, writer_opts(o)),
-        dec_(writer_, header.clock_monotonic_ns, roots_) {
+        dec_(writer_, header.clock_monotonic_ns, roots_),
+        base_(header.clock_monotonic_ns) {
     writer_.add_clock_pair(header.clock_monotonic_ns, header.clock_realtime_ns);
   }
 
@@ -266,7 +267,8 @@ class recording {
       for (pid_t t : threads_of(p)) bpf_->trace_thread(t, false);
     if (cmd_) cmd_->release();
     start_ = now_ns(CLOCK_MONOTONIC);
-    if (o_.duration_ns) cut_at_ = start_ + o_.duration_ns;
+    // --duration counts from the trace's time 0, so that `info` shows at most that duration
+    if (o_.duration_ns) cut_at_ = base_ + o_.duration_ns;
     if (o_.max_bytes && !cut_at_) cut_at_ = UINT64_MAX;
   }
 
@@ -283,7 +285,7 @@ class recording {
       ::epoll_ctl(ep.fds[0], EPOLL_CTL_ADD, fd, &ev);
     }
     uint64_t next_clock = start_ + clock_pair_ns, deadline = 0, next_cgroup_look = 0;
-    const uint64_t end = o_.duration_ns ? start_ + o_.duration_ns : UINT64_MAX;
+    const uint64_t end = o_.duration_ns ? base_ + o_.duration_ns : UINT64_MAX;
     bool cgroup_was_populated = false;
     for (;;) {
       epoll_event evs[4];
@@ -306,6 +308,7 @@ class recording {
       if (deadline && now >= deadline) return;
       if (now >= end || (o_.max_bytes && writer_.file_bytes() >= o_.max_bytes)) {
         cut_short_ = true;
+        cut_by_duration_ = now >= end;
         return;
       }
       if (!cmd_ && !pidfds_.fds.empty()) {
@@ -371,6 +374,7 @@ class recording {
       res.exit_status = status ? *status : cut_short_ ? 0 : 128 + SIGTERM;
       res.cut_short = cut_short_ && !status;
     }
+    res.cut_by_duration = res.cut_short && cut_by_duration_;
     const trace_summary& sum = writer_.summary();
     res.events = sum.events;
     res.lost = sum.lost_events;
@@ -401,9 +405,12 @@ class recording {
   // the trace ends where it was asked to, not where the programs were detached.
   void decode() {
     drain_->take([this](std::span<const uint8_t> r) {
-      if (cut_at_) {
+      if (cut_at_ && r.size() >= sizeof(fsrr_rec_hdr)) {
         const auto* h = reinterpret_cast<const fsrr_rec_hdr*>(r.data());
-        if (r.size() >= sizeof *h && h->ts >= cut_at_) return;
+        uint64_t end = h->ts;  // a syscall is in the trace if it returned in time
+        if (h->type == FSRR_REC_SYSCALL && r.size() >= sizeof(fsrr_syscall))
+          end += reinterpret_cast<const fsrr_syscall*>(r.data())->dur;
+        if (end >= cut_at_) return;
         if (o_.max_bytes && writer_.file_bytes() >= o_.max_bytes) {
           cut_at_ = std::min<uint64_t>(cut_at_, h->ts);
           return;
@@ -425,7 +432,9 @@ class recording {
   fd_set_owner cgroup_fd_;
   bool cut_short_ = false;
   uint64_t filtered_in_kernel_ = 0;
-  uint64_t cut_at_ = 0;  // CLOCK_MONOTONIC ns; UINT64_MAX: when the trace reaches --max-size
+  const uint64_t base_;  // CLOCK_MONOTONIC at the trace's time 0
+  uint64_t cut_at_ = 0;
+  bool cut_by_duration_ = false;  // CLOCK_MONOTONIC ns; UINT64_MAX: when the trace reaches --max-size
   uint64_t start_ = 0;
   uint64_t peak_tracked_ = 0;
   bool interrupted_ = false;

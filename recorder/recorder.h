@@ -52,6 +52,7 @@ struct record_result {
   uint64_t compat = 0;        // 32-bit syscalls: counted, not decoded (the trace is incomplete)
   bool interrupted = false;   // stopped by SIGINT/SIGTERM
   bool cut_short = false;     // ended by duration_ns or max_bytes while the workload went on
+  bool cut_by_duration = false;  // ... and it was duration_ns
   uint64_t filtered = 0;      // events outside `paths`, not stored...
   uint64_t filtered_in_kernel = 0;  // ... of which these were not even sent
   uint64_t peak_tracked = 0;  // most objects (tasks, inodes, fds, paths) held at once
