@@ -81,6 +81,16 @@ void make_dirs(const std::string& p) {
   if (ec) throw trace_error(fmt::format("mkdir -p {}: {}", p, ec.message()));
 }
 
+// Throws unless `path` resolves to a directory beneath `top` (plain names from the placement,
+// and directories compare made: a check that nothing else led it elsewhere).
+void inside(const std::string& top, const std::string& path) {
+  std::error_code e1, e2;
+  const auto t = std::filesystem::canonical(top, e1), p = std::filesystem::canonical(path, e2);
+  const auto rel = p.lexically_relative(t);
+  if (e1 || e2 || rel.empty() || *rel.begin() == "..")
+    throw trace_error(fmt::format("{} is not beneath {}: refusing to replay there", path, top));
+}
+
 void drop_caches() {
   ::sync();
   if (std::ofstream f("/proc/sys/vm/drop_caches"); f) f << "3\n";
@@ -144,6 +154,7 @@ class comparison {
       for (const std::string& from : where_.on_source) {
         const std::string to = source->path() + sub + from;
         make_dirs(to);
+        inside(source->path(), to);
         ro.maps.push_back({from, to});
       }
       if (reuse) ro.in_place = where_.on_source;

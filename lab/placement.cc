@@ -1,5 +1,7 @@
 #include "placement.h"
 
+#include "target.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -57,7 +59,10 @@ placement decide_placement(trace_reader& trace) {
   for (const tree_entry& t : trace.tree()) {
     if (!S_ISDIR(t.mode) || t.path >= n || dirty[t.path]) continue;
     const path_id up = trace.path(t.path).parent;
-    if (up != no_id && up < n && dirty[up]) out.on_source.push_back(trace.placed_path(t.path));
+    if (up == no_id || up >= n || !dirty[up]) continue;
+    std::string placed = trace.placed_path(t.path);
+    // only a plain path can be mapped elsewhere (a hostile trace may name "/../etc")
+    if (plain_path(placed)) out.on_source.push_back(std::move(placed));
   }
   // written subtrees' tops: written paths whose parent is not written
   for (path_id p = 1; p < n && out.on_test.size() < max_listed; ++p) {

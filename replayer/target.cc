@@ -59,8 +59,16 @@ map_rule parse_map(std::string_view text) {
   return r;
 }
 
+bool plain_path(std::string_view p) {
+  std::string rel;
+  return !p.empty() && p[0] == '/' && plain_components(p, rel);
+}
+
 target_root::target_root(const std::string& target, const std::vector<map_rule>& maps)
     : path_(target) {
+  for (const auto& m : maps)
+    if (!plain_path(m.from))
+      throw trace_error(fmt::format("map from '{}': not an absolute path of plain names", m.from));
   fd_ = open_dir(target, "target");
   for (const auto& m : maps) maps_.push_back({m.from, open_dir(m.to, "--map destination")});
   std::stable_sort(maps_.begin(), maps_.end(),

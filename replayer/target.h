@@ -18,6 +18,11 @@ struct map_rule {
   std::string to;    // directory it replays into, e.g. "/mnt/xfs/data"
 };
 
+// An absolute path of plain components: no empty, "." or ".." one ("/" is plain). Only such
+// a path can be a map's FROM: a prefix is matched as a string, before locate() looks at the
+// rest.
+bool plain_path(std::string_view p);
+
 // "FROM=TO"; throws std::invalid_argument with a one-line message on a malformed rule.
 map_rule parse_map(std::string_view text);
 

@@ -135,3 +135,17 @@ TEST_CASE("map rules are checked") {
   CHECK_THROWS_WITH(parse_map("/a"), Catch::Contains("expected FROM=TO"));
   CHECK_THROWS_WITH(parse_map("/a="), Catch::Contains("expected FROM=TO"));
 }
+
+TEST_CASE("a map made in code, not parsed, is held to the same rule") {
+  // compare maps the directories a trace names; a trace may name "/data/../etc"
+  sandbox s;
+  for (const char* from : {"/data/../etc", "/data/./x", "data", "//x"}) {
+    INFO(from);
+    CHECK_THROWS_WITH(target_root(s.target, {map_rule{from, s.target}}),
+                      Catch::Contains("not an absolute path of plain names"));
+  }
+  CHECK(plain_path("/"));
+  CHECK(plain_path("/data/src"));
+  CHECK_FALSE(plain_path("/data/.."));
+  CHECK_FALSE(plain_path(""));
+}
