@@ -26,8 +26,8 @@ int main(int argc, char** argv) {
   while (btf.read(buf.data(), static_cast<std::streamsize>(buf.size())) || btf.gcount() > 0)
     fsrr_btf_hash_add(&h, buf.data(), static_cast<size_t>(btf.gcount()));
 
-  const std::vector<std::string> wanted = {"task_struct", "pt_regs", "file",
-                                           "dentry",      "mount",   "linux_binprm"};
+  const std::vector<std::string> wanted = {"task_struct", "pt_regs",      "file",   "dentry",
+                                           "mount",       "linux_binprm", "socket", "unix_sock"};
   std::map<std::string, std::string> ids;  // the first struct of each name
   std::string l;
   while (std::getline(std::cin, l)) {

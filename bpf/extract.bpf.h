@@ -22,6 +22,8 @@ extern void* bpf_rdonly_cast(const void* obj, __u32 btf_id) __ksym;
 #define S_IFREG 0100000
 #define S_IFDIR 0040000
 #define S_IFLNK 0120000
+#define S_IFSOCK 0140000
+#define AF_UNIX 1
 #define TS_COMPAT 0x0002
 #define X32_SYSCALL_BIT 0x40000000
 #define AT_FDCWD -100
@@ -88,6 +90,14 @@ static __always_inline void extract__file(__u64 fptr, struct fsrr_file* out) {
   out->pos = f->f_pos;
   out->size = inode->i_size;
   out->magic = inode->i_sb->s_magic;
+  if ((out->mode & S_IFMT) == S_IFSOCK) {
+    struct socket* sock = KPTR(socket, f->private_data);
+    struct sock* sk = sock->sk;
+
+    out->sk = (__u64)sk;
+    if (sk && sk->__sk_common.skc_family == AF_UNIX)
+      out->peer = (__u64)KPTR(unix_sock, sk)->peer;
+  }
 }
 
 /* What a syscall on a known file needs: where the fd stands after the call. */

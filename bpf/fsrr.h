@@ -105,6 +105,10 @@ struct fsrr_file {
   __s64 size;  /* i_size */
   __u32 magic; /* the super block's s_magic: procfs, sysfs, ... are not storage */
   __u32 pad;
+  /* A socket: its struct sock *, and for a Unix socket its peer's (0 if none). The bytes
+   * written to one end are read at the end whose peer it is: the recorder pairs them. */
+  __u64 sk;
+  __u64 peer;
 };
 
 /* Inode state beyond identity, for the initial tree. */

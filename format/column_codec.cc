@@ -6,7 +6,8 @@ namespace fsrr::codec {
 namespace {
 
 bool carries_data(op_class c) {
-  return c == op_class::read || c == op_class::write || c == op_class::copy;
+  return c == op_class::read || c == op_class::write || c == op_class::copy ||
+         c == op_class::stream;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <cstring>
 
@@ -81,17 +82,23 @@ void path_json(trace_reader& trace, nlohmann::json& j, const char* key, path_id 
   if (trace.roots().size() > 1 && p != no_id) j[std::string(key) + "_root"] = trace.root_of(p);
 }
 
-}  // namespace
+// The stream of a stream_read/stream_write, as /proc/PID/fd shows such files.
+std::string stream_text(trace_reader& trace, file_id id) {
+  if (id == no_id) return "?";
+  const file_info& f = trace.file(id);
+  switch (f.type & S_IFMT) {
+    case S_IFIFO:
+      return fmt::format("pipe:[{}]", f.ino);
+    case S_IFSOCK:
+      return fmt::format("socket:#{}", f.ino);
+    default:
+      return fmt::format("dev:{}:{}", major(f.dev), minor(f.dev));
+  }
+}
 
-std::string describe(trace_reader& trace, const event& e) {
-  const thread_info& t = trace.thread(e.thread);
+template <typename Arg>
+void describe_args(trace_reader& trace, const event& e, Arg& arg) {
   const uint32_t f = info(e.kind).fields;
-  std::string args;
-  auto arg = [&](const std::string& a) {
-    if (!args.empty()) args += ", ";
-    args += a;
-  };
-  if (f & F_FD) arg(fmt::format("{}", e.fd));
   if (f & F_PATH) arg(quoted(shown_path(trace, e.path)));
   if (f & F_FD2) arg(fmt::format("{}", e.fd2));
   if (f & F_PATH2) arg(quoted(shown_path(trace, e.path2)));
@@ -106,10 +113,32 @@ std::string describe(trace_reader& trace, const event& e) {
   if (f & F_FLAGS)
     arg(cls == op_class::open ? open_flags_text(e.flags) : fmt::format("{:#x}", e.flags));
   if (f & F_MODE) arg(fmt::format("{:#o}", e.mode));
+}
+
+}  // namespace
+
+std::string describe(trace_reader& trace, const event& e) {
+  const thread_info& t = trace.thread(e.thread);
+  const uint32_t f = info(e.kind).fields;
+  std::string args;
+  auto arg = [&](const std::string& a) {
+    if (!args.empty()) args += ", ";
+    args += a;
+  };
+  if (f & F_FD) arg(fmt::format("{}", e.fd));
+  const op_class cls = info(e.kind).cls;
+  if (cls == op_class::stream) {  // stream_write(1, pipe:[4711], write, 10240)
+    arg(stream_text(trace, e.file));
+    arg(e.aux < op_count ? std::string(name(static_cast<op>(e.aux))) : "?");
+    arg(fmt::format("{}", e.size));
+  } else {
+    describe_args(trace, e, arg);
+  }
   return fmt::format("{}.{:06} [{}] {}({}) = {} <{}.{:06}>", e.ts / 1000000000,
                      e.ts % 1000000000 / 1000, t.tid, name(e.kind), args, errno_text(e.result),
                      e.dur / 1000000000, e.dur % 1000000000 / 1000);
 }
+
 
 nlohmann::json to_json(trace_reader& trace, const event& e) {
   const thread_info& t = trace.thread(e.thread);
@@ -142,6 +171,10 @@ nlohmann::json to_json(trace_reader& trace, const event& e) {
   if (f & F_MODE) j["mode"] = e.mode;
   if (f & F_AUX) j["aux"] = e.aux;
   if (e.kind == op::file_setattr) j["xflags"] = e.aux;
+  if (info(e.kind).cls == op_class::stream) {
+    j["stream"] = stream_text(trace, e.file);
+    if (e.aux < op_count) j["via"] = name(static_cast<op>(e.aux));
+  }
   if ((f & F_AUX) &&
       (e.kind == op::symlink || e.kind == op::symlinkat || info(e.kind).cls == op_class::xattr))
     j["name"] = trace.string(static_cast<string_id>(e.aux));

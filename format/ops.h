@@ -44,6 +44,7 @@ enum class op_class : uint8_t {
   fd_table,      // dup family, fcntl, close_range, fd_bind
   process,       // clone/exec/exit/chdir: structure, not I/O
   unreplayable,  // mmap, AIO, io_uring: I/O that syscall tracing cannot see
+  stream,        // bytes through pipes and sockets: the data flow, never replayed
 };
 
 enum class op : uint16_t {

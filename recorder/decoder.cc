@@ -40,7 +40,10 @@ decoder::decoder(trace_writer& w, uint64_t clock_base, root_registry& roots)
       base_(clock_base),
       paths_(w),
       tree_(w, paths_, realtime_of(clock_base)),
-      registry_(roots) {}
+      registry_(roots) {
+  tree_.identify_files(
+      [this](uint64_t dev, uint64_t ino, uint32_t mode) { return file_of_stat(dev, ino, mode); });
+}
 
 // Roots are numbered in the order the trace meets them: root 1, whose top is root_path, is the
 // first traced process's (fsrr's own when it snapshots directories first).
@@ -489,7 +492,35 @@ void decoder::bind(uint64_t files, int fd, const fsrr_file& f, file_id id, path_
 }
 
 void decoder::bind_nonfile(uint64_t files, int fd, const fsrr_file& f, fd_kind kind) {
-  fds_.bind(files, fd, {.kfile = f.file, .nonfile = true, .kind = kind});
+  fd_entry e{.kfile = f.file, .nonfile = true, .kind = kind};
+  switch (f.mode & S_IFMT) {
+    case S_IFIFO:  // both ends of a pipe are one inode
+      e.stream_out = e.stream_in = w_.intern_file({user_dev(f.dev), f.ino, 0, S_IFIFO});
+      break;
+    case S_IFSOCK:  // only Unix sockets have a peer the trace may hold
+      if (f.peer) {
+        e.stream_out = socket_stream(f.sk, f.ino);
+        e.stream_in = socket_stream(f.peer, 0);
+      }
+      break;
+    case S_IFCHR:  // what a device yields (/dev/zero: zeros); a tty's input is a person's
+      if (kind != fd_kind::tty) e.stream_in = w_.intern_file({user_dev(f.rdev), 0, 0, S_IFCHR});
+      break;
+    default:
+      break;
+  }
+  fds_.bind(files, fd, e);
+}
+
+// Streams of sockets have no device: dev ~0 keeps them apart from every inode.
+file_id decoder::socket_stream(uint64_t sk, uint64_t ino) {
+  socket_end& s = sockets_[sk];
+  if (s.stream == no_id || (ino && s.ino && s.ino != ino)) {
+    s.stream = w_.intern_file({~uint64_t{0}, ++next_socket_, 0, S_IFSOCK});
+    s.ino = 0;
+  }
+  if (ino) s.ino = ino;
+  return s.stream;
 }
 
 }  // namespace fsrr::recorder

@@ -159,6 +159,12 @@ class decoder {
   observed observe(const fsrr_file& f, const fsrr_attr* a, file_id id) const;
   void bind(uint64_t files, int fd, const fsrr_file& f, file_id id, path_id path, bool cloexec);
   void bind_nonfile(uint64_t files, int fd, const fsrr_file& f, fd_kind kind);
+  // The stream a Unix socket's struct sock * (`ino`: its inode, 0 if only named as a peer)
+  // sends into; a new one if the pointer now belongs to another socket.
+  file_id socket_stream(uint64_t sk, uint64_t ino);
+  // A read or write family call on a pipe, Unix socket or device: a stream_read or
+  // stream_write event if it moved bytes on a stream the trace follows.
+  void stream_op(syscall_ctx& c, int64_t fd);
   void seen_at(file_id file, const fsrr_file& f, path_id path);
   held_file held(path_id p) const { return p < at_path_.size() ? at_path_[p] : held_file{}; }
   void hold(path_id p, held_file f) {
@@ -190,6 +196,12 @@ class decoder {
   // (parent tid, child tid as the parent names it) -> the child's fd table: the clone's aux.
   std::map<std::pair<int32_t, int32_t>, uint64_t> child_files_;
   std::unordered_map<int32_t, path_id> exec_path_;     // exec record -> the execve event
+  struct socket_end {
+    file_id stream = no_id;
+    uint64_t ino = 0;
+  };
+  std::unordered_map<uint64_t, socket_end> sockets_;  // struct sock * -> what it sends into
+  uint64_t next_socket_ = 0;
   struct name_hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }

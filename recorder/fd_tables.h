@@ -18,6 +18,10 @@ struct fd_entry {
   bool cloexec = false;
   bool nonfile = false;  // a pipe, socket, tty, device or pseudo-fs file: ops are only counted
   fd_kind kind = fd_kind::other;
+  // The streams a nonfile fd's bytes go to and come from (stream_write/stream_read events);
+  // no_id where they are not followed (a TCP socket, a tty, /dev/null written).
+  file_id stream_out = no_id;
+  file_id stream_in = no_id;
 };
 
 class fd_tables {

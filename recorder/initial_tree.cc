@@ -158,7 +158,22 @@ void initial_tree::settle_listing(path_id dir, int64_t realtime_ns) {
     if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) continue;  // devices are never replayed
     const int64_t ctime = int64_t(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
-    if (ctime + slack < realtime_ns) existed(p, nullptr, no_id, st.st_mode & S_IFMT);
+    if (ctime + slack >= realtime_ns) continue;
+    observed o;
+    o.dev = st.st_dev;
+    o.ino = st.st_ino;
+    o.mode = st.st_mode;
+    o.uid = st.st_uid;
+    o.gid = st.st_gid;
+    o.nlink = static_cast<uint32_t>(st.st_nlink);
+    o.size = static_cast<uint64_t>(st.st_size);
+    o.blocks = static_cast<uint64_t>(st.st_blocks);
+    o.atime_ns = int64_t(st.st_atim.tv_sec) * 1'000'000'000 + st.st_atim.tv_nsec;
+    o.mtime_ns = int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+    o.ctime_ns = ctime;
+    o.full = true;
+    if (file_of_ && !S_ISDIR(st.st_mode)) o.file = file_of_(o.dev, o.ino, o.mode);
+    existed(p, &o, no_id, st.st_mode & S_IFMT);
   }
   ::closedir(d);
 }

@@ -48,6 +48,11 @@ class initial_tree {
   // `realtime_base`: CLOCK_REALTIME ns at trace time 0, for comparing with inode times.
   initial_tree(trace_writer& w, path_table& paths, int64_t realtime_base);
   ~initial_tree();
+  // How an inode the tree finds by itself (a listed directory's entries) gets the file id the
+  // trace's events name it by: replay knows its bytes by that id.
+  void identify_files(std::function<file_id(uint64_t dev, uint64_t ino, uint32_t mode)> f) {
+    file_of_ = std::move(f);
+  }
 
   // Directories snapshotted up front (--snapshot): nothing beneath them is added again.
   void cover(path_id dir);
@@ -120,6 +125,7 @@ class initial_tree {
   std::vector<uint8_t> created_;  // by path id: made by the workload
   path_id open_dir_ = no_id;  // the directory dir_fd() holds open
   int open_dir_fd_ = -1;
+  std::function<file_id(uint64_t, uint64_t, uint32_t)> file_of_;
 };
 
 }  // namespace fsrr::recorder

@@ -279,10 +279,25 @@ void decoder::decode_open(syscall_ctx& c) {
 }
 
 // Offsets are worked out from where the fd stands after the call: it moved by the result.
+void decoder::stream_op(syscall_ctx& c, int64_t fd) {
+  event& e = c.e;
+  if (e.result <= 0) return;
+  const fd_entry* f = fds_.find(c.t.files, static_cast<int>(fd));
+  const bool out = is_write(e.kind);
+  const file_id stream = !f ? no_id : out ? f->stream_out : f->stream_in;
+  if (stream == no_id) return;
+  e.size = c.cap.kind == FSRR_K_IOV ? c.it.u64[0].value_or(0) : c.h.args[2];
+  e.aux = static_cast<uint64_t>(e.kind);
+  e.kind = out ? op::stream_write : op::stream_read;
+  e.fd = static_cast<int32_t>(fd);
+  e.file = stream;
+  emit(c);
+}
+
 void decoder::decode_data(syscall_ctx& c) {
   event& e = c.e;
   const auto& a = c.h.args;
-  if (!fd_op(c, 0, static_cast<int64_t>(a[0]))) return;
+  if (!fd_op(c, 0, static_cast<int64_t>(a[0]))) return stream_op(c, static_cast<int64_t>(a[0]));
   const fsrr_fdref* ref = c.it.ref[0];
   const int64_t moved = static_cast<int64_t>(c.moved());
   const bool vector = c.cap.kind == FSRR_K_IOV;
