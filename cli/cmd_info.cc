@@ -2,6 +2,7 @@
 
 #include "commands.h"
 #include "describe.h"
+#include "report.h"
 #include "trace_reader.h"
 
 namespace fsrr::cli {
@@ -18,10 +19,14 @@ command add_info(CLI::App& app) {
   sub->add_flag("--json", o->json, "One JSON object instead of text");
   return {sub, [o] {
             trace_reader r(o->file);
-            if (o->json)
-              fmt::print("{}\n", json_text(info_json(r), 2));
-            else
-              fmt::print("{}", info_text(r));
+            const flow_stats flow = trace_flow(r);
+            if (o->json) {
+              auto j = info_json(r);
+              j["data_flow"] = flow_json(flow);
+              fmt::print("{}\n", json_text(j, 2));
+            } else {
+              fmt::print("{}data flow: {}\n", info_text(r), flow_text(flow));
+            }
             return 0;
           }};
 }

@@ -194,6 +194,7 @@ class dispatcher {
   const engine_options& opt_;
   replay_shared shared_;
   fd_map fds_;
+  data_flow flow_;  // in trace order, as fds_: where each write's bytes come from
   path_cache paths_;
   schedule_clock clock_;
   replay_stats total_;
@@ -231,6 +232,7 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
       opt_(o),
       shared_(t, d),
       fds_(thread_table(r)),
+      flow_(r),
       paths_(r, t),
       clock_(o.timing, 0),
       lanes_(r.thread_count() + 1) {
@@ -253,6 +255,7 @@ void dispatcher::prepare(work_item& w, const event& e) {
   w.seq = seq_++;
   w.end = false;
   fds_.apply(e, w.fx);
+  flow_.apply(e, w.fx, fds_, &w.sources);
   shared_.handles.ensure(fds_.handle_capacity());
   w.p1 = has(e.kind, F_PATH) ? paths_.get(e.path) : nullptr;
   w.p2 = has(e.kind, F_PATH2) ? paths_.get(e.path2) : nullptr;
@@ -312,7 +315,13 @@ bool dispatcher::next(trace_reader::event_stream& events, event& e) {
     return false;
   }
   try {
-    return events.next(e);
+    // Bytes through pipes and sockets are not replayed: they only tell the data flow where
+    // the bytes written from them came from.
+    while (events.next(e)) {
+      if (info(e.kind).cls != op_class::stream) return true;
+      flow_.apply(e, {}, fds_);
+    }
+    return false;
   } catch (const trace_error& err) {
     shared_.request_stop(fmt::format("trace: {}", err.what()));
     return false;
@@ -651,6 +660,7 @@ replay_stats dispatcher::run() {
       run_lanes(events, e);
   }
   total_.wall_ns = monotonic_ns() - wall_start;
+  total_.flow = flow_.stats();
   shared_.handles.close_all();
   total_.stopped = shared_.stop_reason();
   return std::move(total_);

@@ -212,7 +212,7 @@ int op_runner::open_path(const resolved_path* p, int flags) {
   return s_.target.open(p->at, flags);
 }
 
-std::span<uint8_t> op_runner::fill(uint64_t key, uint64_t offset, uint64_t size) {
+std::span<uint8_t> op_runner::buffer(uint64_t size) {
   const size_t n = std::min<uint64_t>(size, max_io_bytes);
   if (n > wbuf_size_) {
     if (wbuf_) ::munmap(wbuf_, wbuf_size_);
@@ -222,8 +222,31 @@ std::span<uint8_t> op_runner::fill(uint64_t key, uint64_t offset, uint64_t size)
     wbuf_size_ = b.size();
     if (!wbuf_) return {};
   }
-  std::span<uint8_t> out(wbuf_, n);
+  return {wbuf_, n};
+}
+
+std::span<uint8_t> op_runner::fill(uint64_t key, uint64_t offset, uint64_t size) {
+  const std::span<uint8_t> out = buffer(size);
   if (!s_.zero_data) s_.data.fill(key, offset, out);
+  return out;
+}
+
+std::span<uint8_t> op_runner::fill(const source_list& sources, uint64_t key, uint64_t offset,
+                                   uint64_t size) {
+  if (sources.empty()) return fill(key, offset, size);
+  const std::span<uint8_t> out = buffer(size);
+  if (s_.zero_data) return out;  // never filled: zeros all along
+  size_t pos = 0;
+  for (const source_piece& p : sources) {
+    if (pos == out.size()) break;
+    const auto part = out.subspan(pos, std::min<uint64_t>(p.length, out.size() - pos));
+    if (p.key == zero_key)
+      std::memset(part.data(), 0, part.size());
+    else
+      s_.data.fill(p.key, p.offset, part);
+    pos += part.size();
+  }
+  if (pos < out.size()) s_.data.fill(key, offset + pos, out.subspan(pos));
   return out;
 }
 
@@ -323,7 +346,7 @@ int64_t op_runner::write_data(const work_item& w) {
   const event& e = w.ev;
   const int fd = fd_of(w.fx.h1);
   if (fd < 0) return -EBADF;
-  const auto buf = fill(s_.handles[w.fx.h1].key, static_cast<uint64_t>(e.offset), e.size);
+  const auto buf = fill(w.sources, s_.handles[w.fx.h1].key, static_cast<uint64_t>(e.offset), e.size);
   if (buf.size() < std::min<uint64_t>(e.size, max_io_bytes)) return -ENOMEM;
   iovec iov[IOV_MAX];
   int64_t r;
@@ -502,6 +525,7 @@ int64_t op_runner::issue(const work_item& w) {
       return e.result;  // dup family, close_range: settled by the dispatcher
     case op_class::process:
     case op_class::unreplayable:
+    case op_class::stream:
       return not_issued;
   }
   return not_issued;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "data_flow.h"
 #include "data_source.h"
 #include "environment.h"
 #include "event.h"
@@ -64,7 +65,7 @@ class path_cache {
   std::string scratch_;
 };
 
-// Three cache lines: a replay thread reads thousands of these in a row, written by another CPU.
+// Four cache lines: a replay thread reads thousands of these in a row, written by another CPU.
 struct alignas(64) work_item {
   event ev;
   uint64_t seq = 0;  // position in the trace's time order
@@ -75,6 +76,7 @@ struct alignas(64) work_item {
   uint32_t ftype = 0;                 // S_IFMT of ev.file, 0 if unknown
   bool dir_change = false;            // may move or remove a directory, or a symlink
   bool end = false;                   // no more work for this thread
+  source_list sources;                // a write's bytes (data_flow.h); empty: fresh ones
 };
 
 // The replay fd behind each handle. Chunks never move; the dispatcher makes them before it
@@ -178,7 +180,12 @@ class op_runner {
   int dir_fd(const resolved_path* p);                // cached, do not close; -errno
   int enter_dir(const resolved_path* p);             // fchdir to p's parent; 0 or -errno
   int open_path(const resolved_path* p, int flags);  // caller closes; -errno
+  std::span<uint8_t> buffer(uint64_t size);  // the write buffer, at least `size` bytes or empty
   std::span<uint8_t> fill(uint64_t key, uint64_t offset, uint64_t size);
+  // A write's bytes: its sources, then the handle's own (key, offset) for any the sources do
+  // not cover.
+  std::span<uint8_t> fill(const source_list& sources, uint64_t key, uint64_t offset,
+                          uint64_t size);
   void count(const work_item& w, int64_t replayed, uint64_t latency_ns);
   // An op issued at `start_tick` that moved these bytes, in its slice of the timeline.
   void note_time(uint64_t start_tick, uint64_t read, uint64_t written);

@@ -182,7 +182,39 @@ std::string report_json(const replay_report& r) {
   }
   j["timeline"] = std::move(timeline);
   j["stopped"] = s.stopped.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.stopped);
+  j["data_flow"] = flow_json(s.flow);
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);  // paths are bytes
+}
+
+nlohmann::json flow_json(const flow_stats& f) {
+  return {{"written_from",
+           {{"reads", f.copied},
+            {"kernel_copies", f.in_kernel},
+            {"dev_zero", f.zeros},
+            {"generator", f.generated},
+            {"unmatched", f.unmatched_sizes + f.unmatched_no_writer}}},
+          {"unmatched_because",
+           {{"sizes_do_not_line_up", f.unmatched_sizes},
+            {"no_writer_recorded", f.unmatched_no_writer}}},
+          {"read_not_written", f.dropped},
+          {"stream_bytes",
+           {{"pipes", f.pipe_bytes}, {"sockets", f.socket_bytes}, {"devices", f.device_bytes}}}};
+}
+
+std::string flow_text(const flow_stats& f) {
+  const auto mib = [](uint64_t b) { return static_cast<double>(b) / 1048576.0; };
+  std::string t = fmt::format(
+      "written from reads {:.1f} MiB, in-kernel copies {:.1f} MiB, /dev/zero {:.1f} MiB, "
+      "fresh {:.1f} MiB",
+      mib(f.copied), mib(f.in_kernel), mib(f.zeros), mib(f.generated));
+  if (f.unmatched_sizes || f.unmatched_no_writer)
+    t += fmt::format(", unmatched {:.1f} MiB (sizes {:.1f}, no writer {:.1f})",
+                     mib(f.unmatched_sizes + f.unmatched_no_writer), mib(f.unmatched_sizes),
+                     mib(f.unmatched_no_writer));
+  if (f.pipe_bytes || f.socket_bytes)
+    t += fmt::format("; through pipes {:.1f} MiB, sockets {:.1f} MiB", mib(f.pipe_bytes),
+                     mib(f.socket_bytes));
+  return t;
 }
 
 void write_report_json(const replay_report& r, const std::string& path) {
@@ -217,6 +249,7 @@ std::string report_table(const replay_report& r) {
   if (!r.data.empty())
     t += fmt::format("data {}: ratio zstd {:.2f}, lzo {:.2f}\n", r.data, r.data_ratio_zstd,
                      r.data_ratio_lzo);
+  t += flow_text(s.flow) + "\n";
   t += fmt::format("\n{:<18}{:>9}{:>8}{:>9}  {:>8}{:>8}{:>9}  {:>8}{:>8}{:>9}\n", "op", "count",
                    "errors", "mismatch", "p50 us", "p99 us", "max us", "rec p50", "rec p99",
                    "rec max");

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "data_flow.h"
 #include "environment.h"
 #include "ops.h"
 #include "prepare.h"
@@ -93,6 +96,7 @@ struct replay_stats {
   latency_histogram lateness;  // issue time minus due time, timed modes
   std::vector<timeline_slice> timeline;  // by start time, from the replay's start
   std::string stopped;         // why the replay ended early; empty if it ran to the end
+  flow_stats flow;             // where the written bytes came from (the whole replay's)
   void merge(const replay_stats& o, size_t max_listed);
 };
 
@@ -108,6 +112,11 @@ struct replay_report {
   prepare_result prepare;
   replay_stats replay;
 };
+
+// Bytes by origin, and through pipes and sockets: "data_flow" in the report and in info.
+nlohmann::json flow_json(const flow_stats& f);
+// The same on one line: "written: 12.0 MiB copied (...), 1.0 MiB fresh; ..."
+std::string flow_text(const flow_stats& f);
 
 // The JSON report (pretty-printed).
 std::string report_json(const replay_report& r);

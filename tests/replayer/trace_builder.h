@@ -24,8 +24,9 @@ class trace_builder {
   string_id str(const std::string& s) { return w_.intern_string(s); }
 
   void tree_dir(const std::string& p, uint32_t mode = 0755) { tree(p, S_IFDIR | mode, 0); }
-  void tree_file(const std::string& p, uint64_t size, uint32_t mode = 0644) {
-    tree(p, S_IFREG | mode, size);
+  // `f`: the inode the recorder knew it as (ops on it name that file id).
+  void tree_file(const std::string& p, uint64_t size, uint32_t mode = 0644, file_id f = no_id) {
+    tree(p, S_IFREG | mode, size, f);
   }
 
   // Stages an event of `t` at time `ts` (ns) lasting `dur`; the caller fills in its fields
@@ -66,12 +67,13 @@ class trace_builder {
     o.overwrite = true;
     return o;
   }
-  void tree(const std::string& p, uint32_t mode, uint64_t size) {
+  void tree(const std::string& p, uint32_t mode, uint64_t size, file_id f = no_id) {
     tree_entry e;
     e.path = w_.intern_path(p);
     e.mode = mode;
     e.size = size;
     e.allocated = size;
+    e.file = f;
     w_.add_tree_entry(e);
   }
   void append_staged() {

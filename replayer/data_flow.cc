@@ -1,0 +1,586 @@
+#include "data_flow.h"
+
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "prepare.h"
+#include "system_paths.h"
+
+namespace fsrr {
+namespace {
+
+// What a thread may hold, unwritten, before the oldest goes: a program that reads and never
+// writes (a configuration, a checksum) must not make the model grow.
+constexpr size_t max_held_items = 4096;
+constexpr uint64_t max_held_bytes = uint64_t{1} << 32;
+// Pieces a write looks through for its copy's source.
+constexpr size_t copy_lookahead = 256;
+// In the pieces take_pair() hands write_file(): bytes to be made fresh where they land.
+constexpr uint64_t fresh_key = zero_key - 1;
+
+bool is_read(op k) {
+  return k == op::read || k == op::pread64 || k == op::readv || k == op::preadv || k == op::preadv2;
+}
+
+bool is_write(op k) {
+  return k == op::write || k == op::pwrite64 || k == op::writev || k == op::pwritev ||
+         k == op::pwritev2;
+}
+
+uint64_t moved(const event& e) { return e.result > 0 ? static_cast<uint64_t>(e.result) : 0; }
+
+}  // namespace
+
+// ---- source_list ------------------------------------------------------------------------
+
+uint64_t source_list::bytes() const {
+  uint64_t n = 0;
+  for (const source_piece& p : *this) n += p.length;
+  return n;
+}
+
+void source_list::add(const source_piece& p) {
+  if (p.length == 0) return;
+  if (size_ > 0) {
+    source_piece& last = more_.empty() ? one_ : more_.back();
+    if (last.key == p.key && (p.key == zero_key || last.offset + last.length == p.offset)) {
+      last.length += p.length;
+      return;
+    }
+  }
+  if (size_ == 0) {
+    one_ = p;
+  } else {
+    if (more_.empty()) more_.push_back(one_);
+    more_.push_back(p);
+  }
+  ++size_;
+}
+
+// ---- content_map ------------------------------------------------------------------------
+
+void content_map::cut(uint64_t at, uint64_t end) {
+  if (at >= end) return;
+  auto it = x_.upper_bound(at);
+  if (it != x_.begin()) {
+    auto before = std::prev(it);
+    if (before->second.end > at) it = before;
+  }
+  while (it != x_.end() && it->first < end) {
+    const uint64_t start = it->first;
+    const extent x = it->second;
+    it = x_.erase(it);
+    if (start < at) x_.emplace(start, extent{at, x.key, x.offset});
+    if (x.end > end) it = x_.emplace(end, extent{x.end, x.key, x.offset + (end - start)}).first;
+  }
+}
+
+void content_map::write(uint64_t at, const source_list& from) {
+  const uint64_t n = from.bytes();
+  if (n == 0) return;
+  cut(at, at + n);
+  uint64_t pos = at;
+  auto prev = x_.lower_bound(at);
+  bool have_prev = prev != x_.begin();
+  if (have_prev) --prev;
+  for (const source_piece& p : from) {
+    if (p.key != zero_key) {
+      if (have_prev && prev->second.end == pos && prev->second.key == p.key &&
+          prev->second.offset + (pos - prev->first) == p.offset) {
+        prev->second.end = pos + p.length;
+      } else {
+        prev = x_.emplace(pos, extent{pos + p.length, p.key, p.offset}).first;
+        have_prev = true;
+      }
+    }
+    pos += p.length;
+  }
+  size_ = std::max(size_, at + n);
+}
+
+void content_map::read(uint64_t at, uint64_t length, source_list& out) const {
+  if (at >= size_) return;
+  const uint64_t end = std::min(size_, at + std::min(length, size_ - at));
+  auto it = x_.upper_bound(at);
+  if (it != x_.begin() && std::prev(it)->second.end > at) --it;
+  uint64_t pos = at;
+  for (; it != x_.end() && it->first < end; ++it) {
+    if (it->first > pos) out.add({zero_key, 0, it->first - pos});
+    const uint64_t from = std::max(pos, it->first), to = std::min(end, it->second.end);
+    out.add({it->second.key, it->second.offset + (from - it->first), to - from});
+    pos = to;
+  }
+  if (pos < end) out.add({zero_key, 0, end - pos});
+}
+
+void content_map::resize(uint64_t size) {
+  if (size < size_) cut(size, std::numeric_limits<uint64_t>::max());
+  size_ = size;
+}
+
+void content_map::zero(uint64_t at, uint64_t length) {
+  cut(at, std::min(size_, at + std::min(length, size_ > at ? size_ - at : 0)));
+}
+
+content_map tree_content(const tree_entry& t) {
+  content_map m;
+  const uint64_t key = content_key(t.path);
+  source_list part;
+  if (t.extents.empty()) {
+    part.add({key, 0, t.size});
+    m.write(0, part);
+  }
+  for (const auto& x : t.extents) {  // sparse: only the data extents hold bytes
+    if (x.offset >= t.size) continue;
+    part.clear();
+    part.add({key, x.offset, std::min(x.length, t.size - x.offset)});
+    m.write(x.offset, part);
+  }
+  m.resize(t.size);
+  return m;
+}
+
+// ---- data_flow --------------------------------------------------------------------------
+
+// Bytes a thread or a stream holds, unwritten: a piece read from a file or a device.
+struct data_flow::held {
+  bool fresh = false;     // bytes nobody can name (/dev/urandom): fresh where they land
+  bool system = false;    // read from a system file (system_paths.h): likely configuration
+  uint64_t read_no = 0;   // which read of its thread brought it
+  file_id src = no_id;    // the file it was read from (no_id: a device)
+  uint64_t src_at = 0;    // where in that file
+  uint64_t src_size = 0;  // the file's size then
+  source_piece data;      // its bytes (key, offset; length)
+};
+
+struct data_flow::thread_state {
+  queue pending;  // what it read from files and devices
+  uint64_t pending_bytes = 0;
+  std::vector<file_id> streams;  // the pipes and sockets it reads, in the order first read
+  uint64_t reads = 0;            // its reads so far
+  uint64_t last_read = 0;        // if its last data op was a read: its number
+  uint64_t last_read_bytes = 0;  // and what it returned
+  file_id last_stream = no_id;   // and the stream it read, if it was one
+};
+
+struct data_flow::stream_state {
+  queue q;
+  uint64_t bytes = 0;
+  bool written = false;  // a write into it is in the trace
+};
+
+data_flow::data_flow(trace_reader& trace) : trace_(trace) {
+  const size_t files = trace.file_count() + 1;
+  reaches_.assign(files, 0);
+  initial_.assign(files, {0, 0});
+  initial_entry_.assign(files, nullptr);
+  seen_.assign(files, false);
+  for (const tree_entry& t : trace.tree()) {
+    if (!S_ISREG(t.mode)) continue;
+    if (t.file == no_id || t.file >= files) {  // known by its path until an open names it
+      if (t.path >= by_path_.size()) by_path_.resize(t.path + 1, nullptr);
+      by_path_[t.path] = &t;
+      continue;
+    }
+    initial_[t.file] = {content_key(t.path), t.size};
+    initial_entry_[t.file] = &t;
+    reaches_[t.file] = std::max(reaches_[t.file], t.size);
+  }
+  auto events = trace.events();
+  for (event e; events.next(e);) {
+    if (e.result < 0) continue;
+    uint64_t end = 0;
+    file_id f = e.file;
+    if (is_write(e.kind)) {
+      end = static_cast<uint64_t>(std::max<int64_t>(e.offset, 0)) + moved(e);
+    } else if (e.kind == op::ftruncate || e.kind == op::truncate) {
+      end = e.size;
+    } else if (e.kind == op::copy_file_range && e.offset2 >= 0) {
+      end = static_cast<uint64_t>(e.offset2) + moved(e);
+      f = e.file2;
+    } else {
+      continue;
+    }
+    if (f != no_id && f < files) reaches_[f] = std::max(reaches_[f], end);
+  }
+}
+
+data_flow::~data_flow() = default;
+
+// The first time an event names a file by a path: if the initial tree holds a file there that
+// no event has named yet, that is the file (a listed directory's entries come without ids).
+void data_flow::first_sight(file_id f, path_id p) {
+  if (f == no_id || f >= seen_.size() || seen_[f]) return;
+  seen_[f] = true;
+  if (initial_entry_[f] || p >= by_path_.size() || !by_path_[p]) return;
+  const tree_entry& t = *by_path_[p];
+  by_path_[p] = nullptr;
+  initial_[f] = {content_key(t.path), t.size};
+  initial_entry_[f] = &t;
+  reaches_[f] = std::max(reaches_[f], t.size);
+}
+
+const content_map* data_flow::content(file_id f) const {
+  const auto it = changed_.find(f);
+  return it == changed_.end() ? nullptr : it->second.get();
+}
+
+std::pair<uint64_t, uint64_t> data_flow::initial(file_id f) const {
+  return f < initial_.size() ? initial_[f] : std::pair<uint64_t, uint64_t>{0, 0};
+}
+
+content_map& data_flow::changed(file_id f) {
+  auto& slot = changed_[f];
+  if (slot) return *slot;
+  const tree_entry* t = f < initial_entry_.size() ? initial_entry_[f] : nullptr;
+  slot = std::make_unique<content_map>(t ? tree_content(*t) : content_map{});
+  return *slot;
+}
+
+uint64_t data_flow::size_of(file_id f) const {
+  if (const content_map* m = content(f)) return m->size();
+  return initial(f).second;
+}
+
+void data_flow::pieces_of(file_id f, uint64_t at, uint64_t length, source_list& out) const {
+  if (const content_map* m = content(f)) return m->read(at, length, out);
+  const tree_entry* t = f < initial_entry_.size() ? initial_entry_[f] : nullptr;
+  if (!t || at >= t->size) return;
+  if (t->extents.empty()) return out.add({content_key(t->path), at, std::min(length, t->size - at)});
+  tree_content(*t).read(at, length, out);  // rare: a sparse file read before any change
+}
+
+data_flow::thread_state& data_flow::thread(thread_id t) {
+  if (t >= threads_.size()) threads_.resize(t + 1);
+  if (!threads_[t]) threads_[t] = std::make_unique<thread_state>();
+  return *threads_[t];
+}
+
+data_flow::stream_state& data_flow::stream(file_id s) {
+  auto& slot = streams_[s];
+  if (!slot) slot = std::make_unique<stream_state>();
+  return *slot;
+}
+
+bool data_flow::system_file(path_id p) {
+  if (p == no_id) return false;
+  if (p >= system_.size()) system_.resize(p + p / 2 + 64, 0);
+  if (!system_[p]) system_[p] = is_system_path(trace_.path_string(p)) ? 2 : 1;
+  return system_[p] == 2;
+}
+
+void data_flow::push(queue& q, uint64_t& bytes, held h) {
+  if (h.data.length == 0) return;
+  bytes += h.data.length;
+  q.push_back(h);
+  while (q.size() > max_held_items || bytes > max_held_bytes) drop_front(q, bytes, 1);
+}
+
+void data_flow::drop_front(queue& q, uint64_t& bytes, size_t count) {
+  for (size_t i = 0; i < count && !q.empty(); ++i) {
+    stats_.dropped += q.front().data.length;
+    bytes -= q.front().data.length;
+    q.pop_front();
+  }
+}
+
+void data_flow::read_file(thread_state& t, const event& e, file_id f, uint64_t at, path_id path) {
+  const uint64_t n = moved(e);
+  t.last_read = ++t.reads;
+  t.last_read_bytes = n;
+  t.last_stream = no_id;
+  if (n == 0) return;
+  source_list pieces;
+  pieces_of(f, at, n, pieces);
+  held h;
+  h.read_no = t.last_read;
+  h.system = system_file(path);
+  h.src = f;
+  h.src_size = size_of(f);
+  h.src_at = at;
+  for (const source_piece& p : pieces) {
+    h.data = p;
+    push(t.pending, t.pending_bytes, h);
+    h.src_at += p.length;
+  }
+  if (h.src_at < at + n) {  // bytes the model cannot name (a file it does not know)
+    h.fresh = true;
+    h.data = {0, 0, at + n - h.src_at};
+    push(t.pending, t.pending_bytes, h);
+  }
+}
+
+void data_flow::read_stream(thread_state& t, const event& e) {
+  const uint64_t n = moved(e);
+  t.last_read = ++t.reads;
+  t.last_read_bytes = n;
+  t.last_stream = no_id;
+  if (n == 0) return;
+  const file_info& f = trace_.file(e.file);
+  if (!S_ISCHR(f.type)) {  // a pipe or socket: its bytes are looked for there, when written
+    t.last_stream = e.file;
+    if (std::find(t.streams.begin(), t.streams.end(), e.file) == t.streams.end())
+      t.streams.push_back(e.file);
+    return;
+  }
+  stats_.device_bytes += n;
+  held h;
+  h.read_no = t.last_read;
+  if (f.dev == makedev(1, 5))  // /dev/zero
+    h.data = {zero_key, 0, n};
+  else
+    h.fresh = true, h.data.length = n;
+  push(t.pending, t.pending_bytes, h);
+}
+
+void data_flow::write_stream(thread_state& t, const event& e) {
+  const uint64_t n = moved(e);
+  const file_info& f = trace_.file(e.file);
+  (S_ISSOCK(f.type) ? stats_.socket_bytes : stats_.pipe_bytes) += n;
+  stream_state& s = stream(e.file);
+  s.written = true;
+  while (!t.pending.empty()) {
+    push(s.q, s.bytes, t.pending.front());
+    t.pending.pop_front();
+  }
+  t.pending_bytes = 0;
+  t.last_read = 0;
+}
+
+uint64_t data_flow::take(queue& q, uint64_t& bytes, uint64_t n, bool run, source_list& out) {
+  uint64_t got = 0;
+  const file_id src = q.empty() ? no_id : q.front().src;
+  uint64_t src_at = q.empty() ? 0 : q.front().src_at;
+  while (got < n && !q.empty()) {
+    held& h = q.front();
+    if (run && (h.fresh || h.src != src || h.src_at != src_at)) break;
+    const uint64_t part = std::min(n - got, h.data.length);
+    if (h.fresh) {
+      out.add({fresh_key, 0, part});  // placeholder: made fresh where it lands
+    } else {
+      out.add({h.data.key, h.data.offset, part});
+      (h.src == no_id && h.data.key == zero_key ? stats_.zeros : stats_.copied) += part;
+    }
+    got += part;
+    src_at += part;
+    bytes -= part;
+    if (part == h.data.length) {
+      q.pop_front();
+    } else {
+      if (h.data.key != zero_key) h.data.offset += part;
+      h.src_at += part;
+      h.data.length -= part;
+    }
+  }
+  return got;
+}
+
+bool data_flow::take_copy(thread_state& t, file_id dest, uint64_t at, uint64_t n,
+                          source_list& out) {
+  const uint64_t reaches = dest < reaches_.size() ? reaches_[dest] : 0;
+  auto copy_source = [&](const held& h) {
+    return !h.fresh && h.src != no_id && h.src != dest && h.src_at == at && h.src_size == reaches;
+  };
+  auto from = [&](queue& q, uint64_t& bytes) {
+    const size_t look = std::min(q.size(), copy_lookahead);
+    for (size_t i = 0; i < look; ++i) {
+      if (!copy_source(q[i])) continue;
+      drop_front(q, bytes, i);  // what came before: read, and not what is copied here
+      take(q, bytes, n, true, out);
+      return true;
+    }
+    return false;
+  };
+  if (from(t.pending, t.pending_bytes)) return true;
+  for (const file_id s : t.streams) {
+    stream_state& st = stream(s);
+    if (from(st.q, st.bytes)) return true;
+  }
+  return false;
+}
+
+bool data_flow::take_pair(thread_state& t, uint64_t n, source_list& out) {
+  if (!t.last_read || t.last_read_bytes != n) return false;
+  if (t.last_stream != no_id) {  // from a pipe: its writer's configuration first
+    stream_state& s = stream(t.last_stream);
+    size_t skip = 0;
+    while (skip < s.q.size() && s.q[skip].system) ++skip;
+    if (skip == s.q.size()) return false;
+    drop_front(s.q, s.bytes, skip);
+    return take(s.q, s.bytes, n, false, out) > 0;
+  }
+  size_t first = t.pending.size();
+  while (first > 0 && t.pending[first - 1].read_no == t.last_read) --first;
+  if (first == t.pending.size()) return false;
+  // the read's bytes are the last held: take them from the back, as they came
+  queue tail(t.pending.begin() + static_cast<ptrdiff_t>(first), t.pending.end());
+  t.pending.erase(t.pending.begin() + static_cast<ptrdiff_t>(first), t.pending.end());
+  uint64_t tail_bytes = 0;
+  for (const held& h : tail) tail_bytes += h.data.length;
+  t.pending_bytes -= tail_bytes;
+  take(tail, tail_bytes, n, false, out);
+  return true;
+}
+
+// Bytes read from a user's file are held (what is read of the system's files and of
+// /dev/urandom may well be written nowhere, or be fresh where it is).
+bool data_flow::holds_data(const queue& q) {
+  const size_t look = std::min(q.size(), copy_lookahead);
+  for (size_t i = 0; i < look; ++i)
+    if (!q[i].fresh && !q[i].system) return true;
+  return false;
+}
+
+void data_flow::write_file(thread_state& t, const event& e, uint64_t key, source_list& out) {
+  const uint64_t n = moved(e);
+  const uint64_t at = static_cast<uint64_t>(std::max<int64_t>(e.offset, 0));
+  out.clear();
+  const file_id orphan = t.last_stream;
+  if (n == 0) {
+    t.last_read = 0;
+    return;
+  }
+  source_list taken;
+  const bool matched = take_copy(t, e.file, at, n, taken) || take_pair(t, n, taken);
+  t.last_read = 0;
+  // Fresh bytes (placeholders, and what no source covered) are the handle's at the file
+  // offset they land on, as every fresh write's are.
+  uint64_t pos = 0;
+  for (const source_piece& p : taken) {
+    if (p.key == fresh_key) {
+      out.add({key, at + pos, p.length});
+      stats_.generated += p.length;
+    } else {
+      out.add(p);
+    }
+    pos += p.length;
+  }
+  if (pos < n) {
+    out.add({key, at + pos, n - pos});
+    const auto s = orphan ? streams_.find(orphan) : streams_.end();
+    if (orphan != no_id && (s == streams_.end() || !s->second->written))
+      stats_.unmatched_no_writer += n - pos;
+    else if (!matched && (holds_data(t.pending) || (s != streams_.end() && holds_data(s->second->q))))
+      stats_.unmatched_sizes += n - pos;
+    else
+      stats_.generated += n - pos;
+  }
+  if (e.file != no_id) changed(e.file).write(at, out);
+}
+
+void data_flow::copy_in_kernel(file_id from, uint64_t from_at, file_id to, uint64_t to_at,
+                               uint64_t n) {
+  if (n == 0 || to == no_id) return;
+  source_list pieces;
+  pieces_of(from, from_at, n, pieces);
+  if (pieces.bytes() < n) pieces.add({zero_key, 0, n - pieces.bytes()});  // unknown: zeros
+  changed(to).write(to_at, pieces);
+  stats_.in_kernel += n;
+}
+
+void data_flow::apply(const event& e, const fd_effect& fx, const fd_map& fds, source_list* out) {
+  if (out) out->clear();
+  if (e.result < 0) return;
+  const op k = e.kind;
+  if (k == op::exit) {
+    if (e.thread < threads_.size() && threads_[e.thread]) {
+      stats_.dropped += threads_[e.thread]->pending_bytes;  // read, never written
+      threads_[e.thread].reset();
+    }
+    return;
+  }
+  const uint64_t n = moved(e);
+  if (k == op::stream_read) return read_stream(thread(e.thread), e);
+  if (k == op::stream_write) return write_stream(thread(e.thread), e);
+  if (is_read(k)) {
+    const path_id path = fx.h1 ? fds.handle(fx.h1).path : no_id;
+    return read_file(thread(e.thread), e, e.file, static_cast<uint64_t>(e.offset), path);
+  }
+  if (is_write(k)) {
+    const handle_id h = fx.h1;
+    const uint64_t key = h ? content_key(fds.handle(h).path) : 0;
+    source_list scratch;
+    write_file(thread(e.thread), e, key, out ? *out : scratch);
+    return;
+  }
+  switch (k) {
+    case op::fd_bind:
+      return first_sight(e.file, e.path);
+    case op::open:
+    case op::openat:
+    case op::openat2:
+    case op::creat:
+      first_sight(e.file, e.path);
+      if ((k == op::creat || (e.flags & O_TRUNC)) && e.file != no_id && size_of(e.file) > 0)
+        changed(e.file).resize(0);
+      return;
+    case op::copy_file_range: {  // fd: in, fd2: out; -1: at (and past) the fd's position
+      const uint64_t in = fx.pos1 ? (fx.h1 ? fds.handle(fx.h1).pos - n : 0)
+                                  : static_cast<uint64_t>(e.offset);
+      const uint64_t to = fx.pos2 ? (fx.h2 ? fds.handle(fx.h2).pos - n : 0)
+                                  : static_cast<uint64_t>(e.offset2);
+      return copy_in_kernel(e.file, in, e.file2, to, n);
+    }
+    case op::sendfile: {  // fd: out at its position, fd2: in
+      const uint64_t to = fx.h1 ? fds.handle(fx.h1).pos - n : 0;
+      const uint64_t in = fx.pos2 ? (fx.h2 ? fds.handle(fx.h2).pos - n : 0)
+                                  : static_cast<uint64_t>(e.offset);
+      return copy_in_kernel(e.file2, in, e.file, to, n);
+    }
+    case op::ioctl:
+      if (e.aux == FICLONE && e.file2 != no_id && e.file != no_id) {
+        const uint64_t size = size_of(e.file2);
+        changed(e.file).resize(0);
+        copy_in_kernel(e.file2, 0, e.file, 0, size);
+      } else if (e.aux == FICLONERANGE && e.file2 != no_id && e.file != no_id) {
+        const uint64_t from = static_cast<uint64_t>(e.offset);
+        const uint64_t size = size_of(e.file2);
+        const uint64_t len = e.size ? e.size : (size > from ? size - from : 0);
+        copy_in_kernel(e.file2, from, e.file, static_cast<uint64_t>(e.offset2), len);
+      }
+      return;
+    case op::ftruncate:
+    case op::truncate:
+      if (e.file != no_id) changed(e.file).resize(e.size);
+      return;
+    case op::fallocate: {
+      if (e.file == no_id) return;
+      const uint64_t at = static_cast<uint64_t>(e.offset);
+      content_map& m = changed(e.file);
+      if (e.flags & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) m.zero(at, e.size);
+      if (!(e.flags & (FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE)) && at + e.size > m.size() &&
+          !(e.flags & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE)))
+        m.resize(at + e.size);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+}  // namespace fsrr
+
+namespace fsrr {
+
+flow_stats trace_flow(trace_reader& trace) {
+  std::vector<thread_info> threads(trace.thread_count() + 1);
+  for (thread_id t = 1; t < threads.size(); ++t) threads[t] = trace.thread(t);
+  fd_map fds(std::move(threads));
+  data_flow flow(trace);
+  fd_effect fx;
+  auto events = trace.events();
+  for (event e; events.next(e);) {
+    fds.apply(e, fx);
+    flow.apply(e, fx, fds);
+    for (const handle_id h : fx.released) fds.recycle(h);
+  }
+  return flow.stats();
+}
+
+}  // namespace fsrr

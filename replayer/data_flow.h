@@ -1,0 +1,180 @@
+// Where replayed bytes come from. A trace holds no contents, so replay makes them up, but a
+// copy copies: the bytes a write puts into a file are the bytes its thread read before, from
+// a file or through pipes and sockets from another process's reads, where the recorded sizes
+// and offsets say so; only writes with no such source get fresh bytes.
+//
+// Every byte is named by the data generator's output: data_source::fill(key, offset). A file
+// of the initial tree holds fill(content_key(its path), offset) (prepare writes that); a
+// write with no source, fill(the key of the handle it went through, the file offset). So what
+// a file holds at any point of the trace is a list of such pieces, worked out here from the
+// events alone, in trace order: the replay writes them (the same bytes whatever the replay
+// threads' timing), and verify --content reads them back.
+//
+// How a write finds its source, among the bytes its thread read from files and devices and
+// the bytes waiting in the pipes and sockets it reads:
+//  1. a copy: the first piece read at the write's own offset from a file whose size was the
+//     size the destination reaches (rsync, tar x, cat a > b, a dd of a whole file); what lies
+//     before it — a program's configuration, a library's header — is dropped;
+//  2. a pair: the thread's last data op was a read of exactly as many bytes, now written (read
+//     N, write N: dd bs=N, cat a b > c; from a pipe, past what the writer read of the system's
+//     files);
+//  3. none: fresh bytes.
+// A pipe or socket carries what its writer read from files and devices, all of it (a stream
+// holds data among bytes of the program's own making); what a reader takes out of it goes
+// into files only (a process that passes a pipe's bytes on to another pipe is not followed).
+// copy_file_range, sendfile and clones copy in the kernel and here alike.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "event.h"
+#include "fd_map.h"
+#include "trace_reader.h"
+
+namespace fsrr {
+
+// `length` bytes of data_source::fill(key, offset + ...).
+struct source_piece {
+  uint64_t key = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  bool operator==(const source_piece&) const = default;
+};
+inline constexpr uint64_t zero_key = ~uint64_t{0};  // zeros: holes, /dev/zero
+
+// The pieces of one write, in order: almost always one, kept in place.
+class source_list {
+ public:
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  const source_piece* begin() const { return more_.empty() ? &one_ : more_.data(); }
+  const source_piece* end() const { return begin() + size_; }
+  uint64_t bytes() const;
+  void clear() {
+    size_ = 0;
+    more_.clear();
+  }
+  // Appends, joined to the last piece where it continues it.
+  void add(const source_piece& p);
+
+ private:
+  uint32_t size_ = 0;
+  source_piece one_;
+  std::vector<source_piece> more_;
+};
+
+// A file's bytes as pieces: [start, end) -> key@offset; what lies between extents, up to the
+// size, is zeros (holes).
+class content_map {
+ public:
+  uint64_t size() const { return size_; }
+  // The pieces of [at, at + length), clipped to the size; holes as zero_key pieces.
+  void read(uint64_t at, uint64_t length, source_list& out) const;
+  // [at, at + from.bytes()) now holds `from`; the size grows to cover it.
+  void write(uint64_t at, const source_list& from);
+  void resize(uint64_t size);                   // cut, or grow with zeros
+  void zero(uint64_t at, uint64_t length);      // punched or zeroed, size unchanged
+  size_t extents() const { return x_.size(); }  // for memory accounting
+
+ private:
+  struct extent {
+    uint64_t end = 0;
+    uint64_t key = 0;
+    uint64_t offset = 0;
+  };
+  void cut(uint64_t at, uint64_t end);  // no extent overlaps [at, end) afterwards
+  std::map<uint64_t, extent> x_;
+  uint64_t size_ = 0;
+};
+
+// What prepare writes into a file of the initial tree.
+content_map tree_content(const tree_entry& t);
+
+// Bytes written, by where they came from, and bytes through pipes and sockets (which are not
+// file-system bytes: never in bytes_read / bytes_written).
+struct flow_stats {
+  uint64_t copied = 0;           // from what the writing thread read (itself, or via streams)
+  uint64_t in_kernel = 0;        // copy_file_range, sendfile, clones: copied by the kernel
+  uint64_t zeros = 0;            // from /dev/zero
+  uint64_t generated = 0;        // no source: fresh data (a log, a database, /dev/urandom)
+  uint64_t unmatched_sizes = 0;  // generated although the thread held bytes it had read:
+                                 // their sizes and offsets did not line up with the write's
+  uint64_t unmatched_no_writer = 0;  // generated after reading a pipe or socket whose other
+                                     // end the trace does not have (stdin from outside)
+  uint64_t dropped = 0;              // read, and never written anywhere (configuration files)
+  uint64_t pipe_bytes = 0;           // written into pipes and FIFOs
+  uint64_t socket_bytes = 0;         // written into Unix sockets
+  uint64_t device_bytes = 0;         // read from character devices
+};
+
+class data_flow {
+ public:
+  // Reads the trace once, for how large each file gets.
+  explicit data_flow(trace_reader& trace);
+  ~data_flow();
+  data_flow(const data_flow&) = delete;
+  data_flow& operator=(const data_flow&) = delete;
+
+  // Every event, in trace order, after fd_map::apply (whose effect `fx` is). A write's
+  // sources land in `out` (cleared first); empty means fresh bytes from the handle's key.
+  void apply(const event& e, const fd_effect& fx, const fd_map& fds, source_list* out = nullptr);
+
+  const flow_stats& stats() const { return stats_; }
+  // What file `f` holds at this point of the trace; nullptr if the trace never changed it (its
+  // initial content, if it had one: initial()).
+  const content_map* content(file_id f) const;
+  // A file of the initial tree: its content key and size; {0, 0} for any other.
+  std::pair<uint64_t, uint64_t> initial(file_id f) const;
+  // What file `f` holds at [at, at + length) at this point of the trace (nothing for a file the
+  // trace does not know), and its size.
+  void pieces_of(file_id f, uint64_t at, uint64_t length, source_list& out) const;
+  uint64_t size_of(file_id f) const;
+
+ private:
+  struct held;
+  struct thread_state;
+  struct stream_state;
+  using queue = std::deque<held>;
+
+  content_map& changed(file_id f);  // its map, made from the initial content at first change
+  void first_sight(file_id f, path_id p);
+  thread_state& thread(thread_id t);
+  stream_state& stream(file_id s);
+  bool system_file(path_id p);  // beneath /usr, /etc, ... (system_paths.h), answers cached
+  void push(queue& q, uint64_t& bytes, held h);
+  void drop_front(queue& q, uint64_t& bytes, size_t count);
+  void read_file(thread_state& t, const event& e, file_id f, uint64_t at, path_id path);
+  void read_stream(thread_state& t, const event& e);
+  void write_stream(thread_state& t, const event& e);
+  void write_file(thread_state& t, const event& e, uint64_t key, source_list& out);
+  void copy_in_kernel(file_id from, uint64_t from_at, file_id to, uint64_t to_at, uint64_t n);
+  bool take_copy(thread_state& t, file_id dest, uint64_t at, uint64_t n, source_list& out);
+  bool take_pair(thread_state& t, uint64_t n, source_list& out);
+  static bool holds_data(const queue& q);  // bytes of a user's file, not yet written
+  // Takes up to `n` bytes from the front of `q` while they continue the front piece's file
+  // (run) or whatever they are (any); returns the bytes taken.
+  uint64_t take(queue& q, uint64_t& bytes, uint64_t n, bool run, source_list& out);
+
+  trace_reader& trace_;
+  std::vector<uint64_t> reaches_;                  // by file id: the largest size it gets
+  std::vector<std::pair<uint64_t, uint64_t>> initial_;  // by file id: key, size
+  std::vector<const tree_entry*> initial_entry_;        // by file id, for sparse extents
+  std::vector<const tree_entry*> by_path_;  // by path id: tree files no event has named yet
+  std::vector<bool> seen_;                  // by file id: named by an event
+  std::unordered_map<file_id, std::unique_ptr<content_map>> changed_;
+  std::vector<std::unique_ptr<thread_state>> threads_;
+  std::unordered_map<file_id, std::unique_ptr<stream_state>> streams_;
+  std::vector<uint8_t> system_;  // by path id: 0 unknown, 1 no, 2 yes
+  flow_stats stats_;
+};
+
+// The data flow of a whole trace, as a replay would find it (info's "data_flow").
+flow_stats trace_flow(trace_reader& trace);
+
+}  // namespace fsrr
