@@ -1,3 +1,5 @@
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "commands.h"
@@ -12,7 +14,10 @@ command add_verify(CLI::App& app) {
   struct opts {
     std::string file, target;
     std::vector<std::string> maps;
-    bool no_times = false, owners = false;
+    bool no_times = false, owners = false, content = false;
+    std::string data = "zero";
+    double dedupe = 0;
+    uint64_t seed = 0;
     size_t max_shown = 50;
   };
   auto o = std::make_shared<opts>();
@@ -23,19 +28,34 @@ command add_verify(CLI::App& app) {
   sub->add_option("--map", o->maps, "FROM=TO, as given to replay")->allow_extra_args(false);
   sub->add_flag("--no-times", o->no_times, "Do not compare modification times");
   sub->add_flag("--owners", o->owners, "Compare owners too (replays running as root set them)");
+  sub->add_flag("--content", o->content,
+                "Compare every file's bytes too: copies equal their sources, the rest the "
+                "generated data of --data and --seed, as given to replay");
+  sub->add_option("--data", o->data, "The replay's --data: zero, random or compress:RATIO")
+      ->capture_default_str();
+  sub->add_option("--dedupe", o->dedupe, "The replay's --dedupe");
+  sub->add_option("--seed", o->seed, "The replay's --seed");
   sub->add_option("--max", o->max_shown, "Differences to print at most")->capture_default_str();
   return {sub, [o] {
             std::vector<map_rule> maps;
+            data_spec spec;
             try {
               for (const auto& m : o->maps) maps.push_back(parse_map(m));
+              spec = data_spec::parse(o->data, o->dedupe, o->seed);
             } catch (const std::invalid_argument& e) {
               throw trace_error(e.what());
             }
+            std::optional<data_source> data;
+            if (o->content) data.emplace(spec);
             trace_reader trace(o->file);
             target_root target(o->target, maps);
             const expected_state expected =
                 trace.summary().events > 0 ? expected_end_state(trace) : expected_from_tree(trace);
-            const auto diffs = compare(expected, target, {o->owners, !o->no_times});
+            verify_options vo;
+            vo.owners = o->owners;
+            vo.times = !o->no_times;
+            vo.content = data ? &*data : nullptr;
+            const auto diffs = compare(expected, target, vo);
             for (size_t i = 0; i < diffs.size() && i < o->max_shown; ++i)
               fmt::print("{}: {}\n", diffs[i].path, diffs[i].what);
             if (diffs.size() > o->max_shown)

@@ -20,6 +20,8 @@ namespace {
 struct object {
   expected_entry x;
   bool touched = false;
+  file_id file = no_id;  // the inode in the trace, where known: what its content is kept by
+  bool content_done = false;
 };
 
 // The namespace as a tree of names, so a renamed directory takes its contents along.
@@ -54,7 +56,9 @@ std::shared_ptr<object> new_object(uint32_t type) {
 
 class model {
  public:
-  explicit model(trace_reader& r) : r_(r), fds_(threads(r)) { root_.obj = new_object(S_IFDIR); }
+  explicit model(trace_reader& r) : r_(r), fds_(threads(r)), flow_(r) {
+    root_.obj = new_object(S_IFDIR);
+  }
 
   void load_tree() {
     std::unordered_map<uint32_t, std::shared_ptr<object>> groups;
@@ -69,12 +73,16 @@ class model {
     }
     for (const tree_entry& e : r_.tree())
       if (e.file)
-        if (node* n = find(r_.placed_path(e.path))) files_[e.file] = n->obj;
+        if (node* n = find(r_.placed_path(e.path))) {
+          files_[e.file] = n->obj;
+          n->obj->file = e.file;
+        }
   }
 
   void apply(const event& e) {
     fd_effect fx;
     fds_.apply(e, fx);
+    flow_.apply(e, fx, fds_);
     if (e.result < 0) return;
     switch (e.kind) {
       case op::open:
@@ -259,7 +267,10 @@ class model {
     if (!n) return;
     if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && S_ISREG(n->obj->x.mode))
       resize(n->obj, 0);
-    if (e.file) files_[e.file] = n->obj;
+    if (e.file) {
+      files_[e.file] = n->obj;
+      if (!n->obj->file) n->obj->file = e.file;
+    }
   }
   void rename(const event& e) {
     const std::string from = path(e.path), to = path(e.path2);
@@ -364,13 +375,27 @@ class model {
       object& o = *n.obj;
       if (o.touched && S_ISREG(o.x.mode) && names[&o] > 1 && o.x.link_group == 0)
         o.x.link_group = next_group_++;
+      if (S_ISREG(o.x.mode) && o.touched) content_of(o);
       s[p] = o.x;
     }
     for (const auto& [name, child] : n.children) walk(*child, p + "/" + name, names, s);
   }
 
+  // A changed file's bytes, as the data flow has them, if it agrees on the size.
+  void content_of(object& o) {
+    if (o.content_done) return;
+    o.content_done = true;
+    o.x.check_content = false;
+    if (!o.file || flow_.size_of(o.file) != o.x.size) return;  // the model misses a change
+    source_list all;
+    flow_.pieces_of(o.file, 0, o.x.size, all);
+    o.x.content.assign(all.begin(), all.end());
+    o.x.check_content = true;
+  }
+
   trace_reader& r_;
   fd_map fds_;
+  data_flow flow_;
   node root_;
   std::shared_ptr<object> scratch_;
   uint32_t next_group_ = 1;

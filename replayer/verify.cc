@@ -145,6 +145,12 @@ expected_state expected_from_tree(trace_reader& trace) {
     x.link_group = e.link_group;
     for (const auto& a : e.xattrs) x.xattrs.emplace_back(trace.string(a.name), a.size);
     std::sort(x.xattrs.begin(), x.xattrs.end());
+    if (S_ISREG(e.mode)) {
+      source_list all;
+      tree_content(e).read(0, e.size, all);
+      x.content.assign(all.begin(), all.end());
+      x.check_content = true;
+    }
     s[trace.placed_path(e.path)] = std::move(x);
   }
   return s;
@@ -160,11 +166,45 @@ struct group_member {
   const std::string* path;
 };
 
+// Whether the file open at `fd` holds `content`, as `data` makes it: "" if so, or where not.
+std::string content_difference(int fd, const std::vector<source_piece>& content,
+                               const data_source& data, std::vector<uint8_t>& got,
+                               std::vector<uint8_t>& want) {
+  constexpr size_t chunk = 1 << 20;
+  got.resize(chunk);
+  want.resize(chunk);
+  uint64_t pos = 0;
+  for (const source_piece& p : content) {
+    for (uint64_t done = 0; done < p.length;) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(p.length - done, chunk));
+      const ssize_t r = ::pread(fd, got.data(), n, static_cast<off_t>(pos));
+      if (r < 0) return fmt::format("cannot read: {}", std::strerror(errno));
+      if (static_cast<size_t>(r) != n) return fmt::format("ends at byte {}", pos + r);
+      if (p.key == zero_key)
+        std::memset(want.data(), 0, n);
+      else
+        data.fill(p.key, p.offset + done, {want.data(), n});
+      if (std::memcmp(got.data(), want.data(), n) != 0) {
+        size_t i = 0;
+        while (got[i] == want[i]) ++i;
+        return p.key == zero_key
+                   ? fmt::format("content differs at byte {}: zeros expected", pos + i)
+                   : fmt::format("content differs at byte {}: expected data {} at {}", pos + i,
+                                 p.key, p.offset + done + i);
+      }
+      pos += n;
+      done += n;
+    }
+  }
+  return {};
+}
+
 // compare() over [begin, end): the differences in path order, and the link-group members seen.
 void check_range(expected_state::const_iterator begin, expected_state::const_iterator end,
                  const target_root& target, const verify_options& options,
                  std::vector<difference>& diffs, std::vector<group_member>& members) {
   parent_dir parent(target);
+  std::vector<uint8_t> read_buf, want_buf;  // --content
   for (auto it = begin; it != end; ++it) {
     const std::string& path = it->first;
     const expected_entry& x = it->second;
@@ -201,8 +241,17 @@ void check_range(expected_state::const_iterator begin, expected_state::const_ite
     } else {
       if (x.check_mode && !S_ISLNK(x.mode) && (st.st_mode & 07777) != (x.mode & 07777))
         differ(fmt::format("mode {:04o}, expected {:04o}", st.st_mode & 07777, x.mode & 07777));
-      if (x.check_size && S_ISREG(x.mode) && static_cast<uint64_t>(st.st_size) != x.size)
+      const bool size_ok = static_cast<uint64_t>(st.st_size) == x.size;
+      if (x.check_size && S_ISREG(x.mode) && !size_ok)
         differ(fmt::format("size {}, expected {}", st.st_size, x.size));
+      if (options.content && x.check_content && S_ISREG(x.mode) && size_ok && by_name) {
+        const int f = ::openat(fd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        const std::string what =
+            f < 0 ? fmt::format("cannot open: {}", std::strerror(errno))
+                  : content_difference(f, x.content, *options.content, read_buf, want_buf);
+        if (f >= 0) ::close(f);
+        if (!what.empty()) differ(what);
+      }
       if (S_ISLNK(x.mode)) {
         char buf[PATH_MAX];
         const ssize_t n = ::readlinkat(fd, leaf, buf, sizeof buf);

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "data_flow.h"
+#include "data_source.h"
 #include "target.h"
 #include "trace_reader.h"
 
@@ -27,6 +29,9 @@ struct expected_entry {
   std::vector<std::pair<std::string, uint32_t>> xattrs;  // name, value size
   bool check_xattrs = true;
   uint32_t link_group = 0;  // entries of one group must be one inode
+  // A regular file's bytes, as the data flow has them (data_flow.h); checked with --content
+  std::vector<source_piece> content;
+  bool check_content = false;
 };
 
 // Keyed by recorded absolute path.
@@ -38,6 +43,8 @@ struct verify_options {
   bool owners = false;  // compare uid/gid (meaningful when the replay ran as root)
   bool times = true;    // compare mtimes
   unsigned threads = 0;  // at most this many threads look (0: one per core, up to 4)
+  // Set: the files' bytes too, as made by this data source (the replay's --data, --seed).
+  const data_source* content = nullptr;
 };
 
 struct difference {
