@@ -483,6 +483,7 @@ section,figure{background:#fff;border:1px solid #d9dee7;border-radius:6px;paddin
   margin:0 0 16px;overflow-x:auto}
 h2,h3{margin:0 0 8px;font-size:15px}
 .setup{display:grid;grid-template-columns:minmax(260px,1fr) 3.5fr;gap:28px}
+.setup>div{min-width:0;overflow-x:auto} #filesystems code{white-space:normal;overflow-wrap:anywhere}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
 th,td{padding:4px 8px;border-bottom:1px solid #e4e8ee;text-align:left;vertical-align:top}
 th{background:#f5f7fa;color:#4a5466;font-weight:600;font-size:12.5px}
