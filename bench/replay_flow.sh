@@ -9,7 +9,8 @@
 # is what the replay's dispatcher adds.
 # FSRR_BEFORE=PATH: an fsrr built without the data flow, replayed interleaved with this one
 # (its rounds and the ratio after / before are printed; the target is <= 1.05).
-# Run as root from the repository after scripts/setup.sh.
+# WORKLOADS="rsync tar" (the default) picks them. Run as root from the repository after
+# scripts/setup.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 read -r -a scales <<<"${1:-0.2 1}"
@@ -35,7 +36,7 @@ for scale in "${scales[@]}"; do
   rm -rf "$work/src"
   bench/make_seed_tree.sh "$work/src" "$scale"
   files=$(find "$work/src" -type f | wc -l)
-  for name in rsync tar; do
+  for name in ${WORKLOADS:-rsync tar}; do
     rm -rf "$work/dst"
     case $name in
       rsync) (cd "$work" && "$fsrr" record -f -o "$name.trace" -- rsync -aAHX src/ dst 2>/dev/null) ;;

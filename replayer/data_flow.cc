@@ -65,38 +65,39 @@ void source_list::add(const source_piece& p) {
 
 // ---- content_map ------------------------------------------------------------------------
 
-void content_map::cut(uint64_t at, uint64_t end) {
-  if (at >= end) return;
-  auto it = x_.upper_bound(at);
-  if (it != x_.begin()) {
-    auto before = std::prev(it);
-    if (before->second.end > at) it = before;
-  }
-  while (it != x_.end() && it->first < end) {
-    const uint64_t start = it->first;
-    const extent x = it->second;
-    it = x_.erase(it);
-    if (start < at) x_.emplace(start, extent{at, x.key, x.offset});
-    if (x.end > end) it = x_.emplace(end, extent{x.end, x.key, x.offset + (end - start)}).first;
-  }
+size_t content_map::cut(uint64_t at, uint64_t end) {
+  // the first extent ending after `at`
+  auto it = std::upper_bound(x_.begin(), x_.end(), at,
+                             [](uint64_t v, const extent& x) { return v < x.end; });
+  size_t i = static_cast<size_t>(it - x_.begin());
+  if (at >= end) return i;
+  size_t j = i;
+  while (j < x_.size() && x_[j].start < end) ++j;  // [i, j) overlap [at, end)
+  if (i == j) return i;
+  const extent first = x_[i], last = x_[j - 1];
+  std::vector<extent> keep;  // the parts of the overlapping extents outside [at, end)
+  if (first.start < at) keep.push_back({first.start, at, first.key, first.offset});
+  if (last.end > end)
+    keep.push_back({end, last.end, last.key, last.offset + (end - last.start)});
+  x_.erase(x_.begin() + static_cast<ptrdiff_t>(i), x_.begin() + static_cast<ptrdiff_t>(j));
+  x_.insert(x_.begin() + static_cast<ptrdiff_t>(i), keep.begin(), keep.end());
+  return i + (first.start < at ? 1 : 0);
 }
 
 void content_map::write(uint64_t at, const source_list& from) {
   const uint64_t n = from.bytes();
   if (n == 0) return;
-  cut(at, at + n);
+  size_t i = cut(at, at + n);
   uint64_t pos = at;
-  auto prev = x_.lower_bound(at);
-  bool have_prev = prev != x_.begin();
-  if (have_prev) --prev;
   for (const source_piece& p : from) {
     if (p.key != zero_key) {
-      if (have_prev && prev->second.end == pos && prev->second.key == p.key &&
-          prev->second.offset + (pos - prev->first) == p.offset) {
-        prev->second.end = pos + p.length;
+      extent* prev = i > 0 ? &x_[i - 1] : nullptr;
+      if (prev && prev->end == pos && prev->key == p.key &&
+          prev->offset + (pos - prev->start) == p.offset) {
+        prev->end = pos + p.length;  // continues it: a file written in order
       } else {
-        prev = x_.emplace(pos, extent{pos + p.length, p.key, p.offset}).first;
-        have_prev = true;
+        x_.insert(x_.begin() + static_cast<ptrdiff_t>(i), extent{pos, pos + p.length, p.key, p.offset});
+        ++i;
       }
     }
     pos += p.length;
@@ -106,14 +107,14 @@ void content_map::write(uint64_t at, const source_list& from) {
 
 void content_map::read(uint64_t at, uint64_t length, source_list& out) const {
   if (at >= size_) return;
-  const uint64_t end = std::min(size_, at + std::min(length, size_ - at));
-  auto it = x_.upper_bound(at);
-  if (it != x_.begin() && std::prev(it)->second.end > at) --it;
+  const uint64_t end = at + std::min(length, size_ - at);
+  auto it = std::upper_bound(x_.begin(), x_.end(), at,
+                             [](uint64_t v, const extent& x) { return v < x.end; });
   uint64_t pos = at;
-  for (; it != x_.end() && it->first < end; ++it) {
-    if (it->first > pos) out.add({zero_key, 0, it->first - pos});
-    const uint64_t from = std::max(pos, it->first), to = std::min(end, it->second.end);
-    out.add({it->second.key, it->second.offset + (from - it->first), to - from});
+  for (; it != x_.end() && it->start < end; ++it) {
+    if (it->start > pos) out.add({zero_key, 0, it->start - pos});
+    const uint64_t from = std::max(pos, it->start), to = std::min(end, it->end);
+    out.add({it->key, it->offset + (from - it->start), to - from});
     pos = to;
   }
   if (pos < end) out.add({zero_key, 0, end - pos});
@@ -125,7 +126,7 @@ void content_map::resize(uint64_t size) {
 }
 
 void content_map::zero(uint64_t at, uint64_t length) {
-  cut(at, std::min(size_, at + std::min(length, size_ > at ? size_ - at : 0)));
+  if (at < size_) cut(at, at + std::min(length, size_ - at));
 }
 
 content_map tree_content(const tree_entry& t) {
@@ -175,12 +176,18 @@ struct data_flow::stream_state {
   bool written = false;  // a write into it is in the trace
 };
 
-data_flow::data_flow(trace_reader& trace) : trace_(trace) {
+data_flow::data_flow(trace_reader& trace, bool all_contents)
+    : trace_(trace), all_contents_(all_contents) {
   const size_t files = trace.file_count() + 1;
   reaches_.assign(files, 0);
   initial_.assign(files, {0, 0});
   initial_entry_.assign(files, nullptr);
   seen_.assign(files, false);
+  read_.assign(files, false);
+  const auto read_from = [&](file_id f) {
+    if (f != no_id && f < files) read_[f] = true;
+  };
+  changed_.resize(files);
   for (const tree_entry& t : trace.tree()) {
     if (!S_ISREG(t.mode)) continue;
     if (t.file == no_id || t.file >= files) {  // known by its path until an open names it
@@ -195,6 +202,8 @@ data_flow::data_flow(trace_reader& trace) : trace_(trace) {
   auto events = trace.events();
   for (event e; events.next(e);) {
     if (e.result < 0) continue;
+    if (is_read(e.kind) || e.kind == op::copy_file_range) read_from(e.file);
+    if (e.kind == op::sendfile || e.kind == op::ioctl) read_from(e.file2);
     uint64_t end = 0;
     file_id f = e.file;
     if (is_write(e.kind)) {
@@ -227,8 +236,7 @@ void data_flow::first_sight(file_id f, path_id p) {
 }
 
 const content_map* data_flow::content(file_id f) const {
-  const auto it = changed_.find(f);
-  return it == changed_.end() ? nullptr : it->second.get();
+  return f < changed_.size() ? changed_[f].get() : nullptr;
 }
 
 std::pair<uint64_t, uint64_t> data_flow::initial(file_id f) const {
@@ -236,6 +244,7 @@ std::pair<uint64_t, uint64_t> data_flow::initial(file_id f) const {
 }
 
 content_map& data_flow::changed(file_id f) {
+  if (f >= changed_.size()) changed_.resize(std::max<size_t>(f + 1, changed_.size() * 3 / 2));
   auto& slot = changed_[f];
   if (slot) return *slot;
   const tree_entry* t = f < initial_entry_.size() ? initial_entry_[f] : nullptr;
@@ -268,10 +277,34 @@ data_flow::stream_state& data_flow::stream(file_id s) {
   return *slot;
 }
 
+// A path is the system's if its topmost component is one of system_paths.h's: worked out from
+// its ancestors' answers (iteratively: paths may be thousands deep), without building it.
 bool data_flow::system_file(path_id p) {
   if (p == no_id) return false;
-  if (p >= system_.size()) system_.resize(p + p / 2 + 64, 0);
-  if (!system_[p]) system_[p] = is_system_path(trace_.path_string(p)) ? 2 : 1;
+  std::vector<path_id> chain;  // p and the ancestors below the first one answered
+  path_id q = p;
+  uint8_t answer = 1;
+  for (;;) {
+    if (q >= system_.size()) system_.resize(q + q / 2 + 64, 0);
+    if (system_[q]) {
+      answer = system_[q];
+      break;
+    }
+    const path_entry& e = trace_.path(q);
+    if (e.parent == no_id) {  // "/" or a root's top: not the system's itself
+      system_[q] = 1;
+      break;
+    }
+    chain.push_back(q);
+    if (trace_.path(e.parent).parent == no_id) {  // a top's child: the first component
+      answer = is_system_path(std::string("/").append(e.name)) ? 2 : 1;
+      system_[q] = answer;
+      chain.pop_back();
+      break;
+    }
+    q = e.parent;
+  }
+  for (const path_id c : chain) system_[c] = answer;
   return system_[p] == 2;
 }
 
@@ -471,17 +504,18 @@ void data_flow::write_file(thread_state& t, const event& e, uint64_t key, source
     else
       stats_.generated += n - pos;
   }
-  if (e.file != no_id) changed(e.file).write(at, out);
+  if (tracked(e.file)) changed(e.file).write(at, out);
 }
 
 void data_flow::copy_in_kernel(file_id from, uint64_t from_at, file_id to, uint64_t to_at,
                                uint64_t n) {
   if (n == 0 || to == no_id) return;
+  stats_.in_kernel += n;
+  if (!tracked(to)) return;
   source_list pieces;
   pieces_of(from, from_at, n, pieces);
   if (pieces.bytes() < n) pieces.add({zero_key, 0, n - pieces.bytes()});  // unknown: zeros
   changed(to).write(to_at, pieces);
-  stats_.in_kernel += n;
 }
 
 void data_flow::apply(const event& e, const fd_effect& fx, const fd_map& fds, source_list* out) {
@@ -517,7 +551,7 @@ void data_flow::apply(const event& e, const fd_effect& fx, const fd_map& fds, so
     case op::openat2:
     case op::creat:
       first_sight(e.file, e.path);
-      if ((k == op::creat || (e.flags & O_TRUNC)) && e.file != no_id && size_of(e.file) > 0)
+      if ((k == op::creat || (e.flags & O_TRUNC)) && tracked(e.file) && size_of(e.file) > 0)
         changed(e.file).resize(0);
       return;
     case op::copy_file_range: {  // fd: in, fd2: out; -1: at (and past) the fd's position
@@ -536,7 +570,7 @@ void data_flow::apply(const event& e, const fd_effect& fx, const fd_map& fds, so
     case op::ioctl:
       if (e.aux == FICLONE && e.file2 != no_id && e.file != no_id) {
         const uint64_t size = size_of(e.file2);
-        changed(e.file).resize(0);
+        if (tracked(e.file)) changed(e.file).resize(0);
         copy_in_kernel(e.file2, 0, e.file, 0, size);
       } else if (e.aux == FICLONERANGE && e.file2 != no_id && e.file != no_id) {
         const uint64_t from = static_cast<uint64_t>(e.offset);
@@ -547,10 +581,10 @@ void data_flow::apply(const event& e, const fd_effect& fx, const fd_map& fds, so
       return;
     case op::ftruncate:
     case op::truncate:
-      if (e.file != no_id) changed(e.file).resize(e.size);
+      if (tracked(e.file)) changed(e.file).resize(e.size);
       return;
     case op::fallocate: {
-      if (e.file == no_id) return;
+      if (!tracked(e.file)) return;
       const uint64_t at = static_cast<uint64_t>(e.offset);
       content_map& m = changed(e.file);
       if (e.flags & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) m.zero(at, e.size);
@@ -572,7 +606,7 @@ flow_stats trace_flow(trace_reader& trace) {
   std::vector<thread_info> threads(trace.thread_count() + 1);
   for (thread_id t = 1; t < threads.size(); ++t) threads[t] = trace.thread(t);
   fd_map fds(std::move(threads));
-  data_flow flow(trace);
+  data_flow flow(trace, false);
   fd_effect fx;
   auto events = trace.events();
   for (event e; events.next(e);) {

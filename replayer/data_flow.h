@@ -70,7 +70,8 @@ class source_list {
 };
 
 // A file's bytes as pieces: [start, end) -> key@offset; what lies between extents, up to the
-// size, is zeros (holes).
+// size, is zeros (holes). Kept in a sorted vector: a file is mostly one extent, written in
+// order at its end.
 class content_map {
  public:
   uint64_t size() const { return size_; }
@@ -84,12 +85,14 @@ class content_map {
 
  private:
   struct extent {
+    uint64_t start = 0;
     uint64_t end = 0;
     uint64_t key = 0;
     uint64_t offset = 0;
   };
-  void cut(uint64_t at, uint64_t end);  // no extent overlaps [at, end) afterwards
-  std::map<uint64_t, extent> x_;
+  // No extent overlaps [at, end) afterwards; returns where extents at or after `end` begin.
+  size_t cut(uint64_t at, uint64_t end);
+  std::vector<extent> x_;
   uint64_t size_ = 0;
 };
 
@@ -115,8 +118,11 @@ struct flow_stats {
 
 class data_flow {
  public:
-  // Reads the trace once, for how large each file gets.
-  explicit data_flow(trace_reader& trace);
+  // Reads the trace once, for how large each file gets and which files are read. With
+  // `all_contents`, every file's content is kept (verify); without, only of the files the
+  // trace reads or copies from later (a replay: what a copy's destination holds is not
+  // looked at again).
+  explicit data_flow(trace_reader& trace, bool all_contents = true);
   ~data_flow();
   data_flow(const data_flow&) = delete;
   data_flow& operator=(const data_flow&) = delete;
@@ -143,6 +149,9 @@ class data_flow {
   using queue = std::deque<held>;
 
   content_map& changed(file_id f);  // its map, made from the initial content at first change
+  bool tracked(file_id f) const {
+    return f != no_id && (all_contents_ || (f < read_.size() && read_[f]));
+  }
   void first_sight(file_id f, path_id p);
   thread_state& thread(thread_id t);
   stream_state& stream(file_id s);
@@ -162,12 +171,14 @@ class data_flow {
   uint64_t take(queue& q, uint64_t& bytes, uint64_t n, bool run, source_list& out);
 
   trace_reader& trace_;
+  const bool all_contents_;
+  std::vector<bool> read_;  // by file id: read or copied from somewhere in the trace
   std::vector<uint64_t> reaches_;                  // by file id: the largest size it gets
   std::vector<std::pair<uint64_t, uint64_t>> initial_;  // by file id: key, size
   std::vector<const tree_entry*> initial_entry_;        // by file id, for sparse extents
   std::vector<const tree_entry*> by_path_;  // by path id: tree files no event has named yet
   std::vector<bool> seen_;                  // by file id: named by an event
-  std::unordered_map<file_id, std::unique_ptr<content_map>> changed_;
+  std::vector<std::unique_ptr<content_map>> changed_;  // by file id
   std::vector<std::unique_ptr<thread_state>> threads_;
   std::unordered_map<file_id, std::unique_ptr<stream_state>> streams_;
   std::vector<uint8_t> system_;  // by path id: 0 unknown, 1 no, 2 yes

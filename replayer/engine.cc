@@ -232,7 +232,7 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
       opt_(o),
       shared_(t, d),
       fds_(thread_table(r)),
-      flow_(r),
+      flow_(r, false),
       paths_(r, t),
       clock_(o.timing, 0),
       lanes_(r.thread_count() + 1) {
