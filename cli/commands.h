@@ -20,5 +20,10 @@ command add_dump(CLI::App& app);
 command add_replay(CLI::App& app);
 command add_verify(CLI::App& app);
 command add_compare(CLI::App& app);
+command add_anonymize(CLI::App& app);
+
+// Throws trace_error when `out` is `in` itself (or a link to it): a transform must never write
+// over the trace it reads.
+void refuse_same_file(const std::string& in, const std::string& out);
 
 }  // namespace fsrr::cli

@@ -1,4 +1,6 @@
 // fsrr: parse the command line, run one subcommand, turn a fatal error into one line.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <exception>
 #include <vector>
@@ -6,6 +8,18 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "trace_error.h"
+
+namespace fsrr::cli {
+
+void refuse_same_file(const std::string& in, const std::string& out) {
+  struct stat a {}, b {};
+  if (::stat(in.c_str(), &a) == 0 && ::stat(out.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
+      a.st_ino == b.st_ino)
+    throw trace_error(fmt::format("{} is the input trace itself: refusing to write over it", out));
+}
+
+}  // namespace fsrr::cli
 
 int main(int argc, char** argv) {
   CLI::App app{"fsrr: record a program's file-system activity with eBPF and replay it on any "
@@ -15,7 +29,7 @@ int main(int argc, char** argv) {
   const std::vector<fsrr::cli::command> commands = {
       fsrr::cli::add_record(app), fsrr::cli::add_snapshot(app), fsrr::cli::add_info(app),
       fsrr::cli::add_dump(app),   fsrr::cli::add_replay(app),   fsrr::cli::add_verify(app),
-      fsrr::cli::add_compare(app),
+      fsrr::cli::add_compare(app), fsrr::cli::add_anonymize(app),
   };
   try {
     app.parse(argc, argv);

@@ -256,6 +256,9 @@ nlohmann::json info_json(trace_reader& trace) {
       {"damage", trace.damage()},
       {"incomplete_reasons", incomplete_reasons(s.incomplete)},
       {"hostname", h.hostname},
+      {"derived", h.derived},
+      {"anonymized", !h.key_id.empty()},
+      {"key_id", h.key_id},
       {"kernel", h.kernel},
       {"command", h.command},
       {"start_realtime_ns", h.clock_realtime_ns},
@@ -298,6 +301,11 @@ std::string info_text(trace_reader& trace) {
   line("format", fmt::format("{} ({}, written by {})", j["format_version"].get<std::string>(),
                              j["kind"].get<std::string>(), j["writer"].get<std::string>()));
   if (!cmd.empty()) line("command", cmd);
+  if (!trace.header().derived.empty())
+    line("made by", trace.header().key_id.empty()
+                        ? trace.header().derived
+                        : fmt::format("{} (names are digests, key id {})", trace.header().derived,
+                                      trace.header().key_id));
   line("host", fmt::format("{} (Linux {})", trace.header().hostname, trace.header().kernel));
   std::string state = trace.complete() ? "complete" : "INCOMPLETE";
   if (!trace.has_footer()) state += ": no footer (the writer did not finish)";

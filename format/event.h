@@ -140,6 +140,8 @@ struct header_info {
   std::vector<std::string> command;
   uint32_t page_size = 0;
   uint32_t cpus = 0;
+  std::string derived;  // how a trace made from another was made; empty for a recording
+  std::string key_id;   // anonymized: the id of the key (never the key)
 };
 
 // Ops on pipes, sockets, ttys and the like: counted by kind, never replayed.

@@ -154,6 +154,8 @@ void trace_reader::impl::read_header(const frame_ref& f) {
     for (const auto* s : *h->command()) header.command.push_back(s->str());
   header.page_size = h->page_size();
   header.cpus = h->cpus();
+  header.derived = h->derived() ? h->derived()->str() : "";
+  header.key_id = h->key_id() ? h->key_id()->str() : "";
   if (!h->op_names() || !h->op_fields() || h->op_names()->size() != h->op_fields()->size() ||
       h->op_names()->size() > 256)
     fail("header: op table missing or malformed");
@@ -315,6 +317,8 @@ void trace_reader::impl::apply_counters(size_t i, const fb::Counters& c) {
       nonfile[{ops.codes[code].kind, static_cast<fd_kind>(kind)}] += c.nonfile_count()->Get(k);
   }
   incomplete |= c.incomplete();
+  if (c.clocks())
+    for (const fb::ClockPair* p : *c.clocks()) clocks.push_back({p->monotonic_ns(), p->realtime_ns()});
   pauses += c.pauses();
   paused_ns += c.paused_ns();
   filtered += c.filtered();
@@ -517,6 +521,11 @@ const thread_info& trace_reader::thread(thread_id id) {
   if (id >= impl_->threads.size()) impl_->load_tables();
   if (id >= impl_->threads.size()) impl_->fail(fmt::format("unknown thread id {}", id));
   return impl_->threads[id];
+}
+
+const std::vector<std::pair<uint64_t, int64_t>>& trace_reader::clock_pairs() {
+  impl_->load_tables();
+  return impl_->clocks;
 }
 
 size_t trace_reader::string_count() {

@@ -17,7 +17,7 @@
 namespace fsrr {
 
 inline constexpr uint16_t format_major = 1;
-inline constexpr uint16_t format_minor = 1;  // 1.1: roots, host ids, pauses
+inline constexpr uint16_t format_minor = 2;  // 1.1: roots, host ids, pauses; 1.2: derived, key id
 
 class trace_reader {
  public:
@@ -51,6 +51,8 @@ class trace_reader {
   const std::string& string(string_id id);
   const file_info& file(file_id id);
   const thread_info& thread(thread_id id);
+  // The (CLOCK_MONOTONIC, CLOCK_REALTIME) pairs the recorder wrote, in order.
+  const std::vector<std::pair<uint64_t, int64_t>>& clock_pairs();
   size_t string_count();
   size_t file_count();
   size_t thread_count();

@@ -48,6 +48,7 @@ struct trace_reader::impl {
   std::vector<tree_entry> tree;
   uint64_t lost = 0, incomplete = 0, pauses = 0, paused_ns = 0, filtered = 0;
   std::map<std::pair<op, fd_kind>, uint64_t> nonfile;
+  std::vector<std::pair<uint64_t, int64_t>> clocks;  // (CLOCK_MONOTONIC, CLOCK_REALTIME) pairs
 
   bool summary_ready = false;
   trace_summary sum;

@@ -176,6 +176,8 @@ void trace_writer::impl::write_header(const header_info& h) {
   const auto cmd = fbb.CreateVector(command);
   const auto op_names = fbb.CreateVector(names);
   const auto op_fields = fbb.CreateVector(fields);
+  const auto derived = h.derived.empty() ? 0 : fbb.CreateString(h.derived);
+  const auto key_id = h.key_id.empty() ? 0 : fbb.CreateString(h.key_id);
   fb::HeaderBuilder b(fbb);
   b.add_format_major(format_major);
   b.add_format_minor(format_minor);
@@ -190,6 +192,8 @@ void trace_writer::impl::write_header(const header_info& h) {
   b.add_cpus(h.cpus);
   b.add_op_names(op_names);
   b.add_op_fields(op_fields);
+  if (!h.derived.empty()) b.add_derived(derived);
+  if (!h.key_id.empty()) b.add_key_id(key_id);
   fbb.Finish(b.Finish(), "FSRH");
   write_frame(
       container::skippable_frame(container::header_magic, {fbb.GetBufferPointer(), fbb.GetSize()}));

@@ -1,0 +1,155 @@
+// Sharing traces: anonymize, as a user would run it on a recording of their own files.
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "e2e.h"
+#include "temp_dir.h"
+
+using namespace fsrr::test;
+
+namespace {
+
+// Names nobody else would use: none may survive anonymize anywhere in the file.
+const std::vector<std::string> secrets = {
+    "Zanzibar-payroll", "confidential_2026", "merger-plans.docx", "phoenix-notes",
+    "project.phoenix",  "Bartholomew",       "salaries.xlsx",     "quarterly"};
+
+struct recorded_secrets {
+  temp_dir work{"/dev/shm"};
+  std::string trace = work / "secret.trace";
+  recorded_secrets() {
+    const std::string d = work / "Zanzibar-payroll";
+    REQUIRE(run(fmt::format("mkdir -p {0}/confidential_2026/quarterly && "
+                            "head -c 7000 /dev/urandom >{0}/confidential_2026/merger-plans.docx && "
+                            "head -c 300 /dev/urandom >{0}/confidential_2026/quarterly/salaries.xlsx && "
+                            "ln -s confidential_2026/quarterly/salaries.xlsx {0}/phoenix-notes",
+                            d)) == 0);
+    REQUIRE(::setxattr((d + "/confidential_2026/merger-plans.docx").c_str(), "user.project.phoenix",
+                       "Bartholomew", 11, 0) == 0);
+    // a telling command line: the backup's own names
+    REQUIRE(run(fmt::format("cd {} && {} record -o {} -- cp -a Zanzibar-payroll Bartholomew "
+                            ">{} 2>&1",
+                            work.path(), FSRR_BIN, trace, work / "record.log")) == 0);
+  }
+  static recorded_secrets& get() {
+    static recorded_secrets r;
+    return r;
+  }
+};
+
+int anonymize(const std::string& in, const std::string& out, const std::string& key,
+              const std::string& log) {
+  return run(fmt::format("{} anonymize {} -o {} {} >{} 2>&1", FSRR_BIN, in, out,
+                         key.empty() ? "" : "--key-file " + key, log));
+}
+
+std::string bytes_of(const std::string& path) { return slurp(path); }
+
+nlohmann::json info_of(const std::string& trace, const std::string& scratch) {
+  REQUIRE(run(fmt::format("{} info {} --json >{}", FSRR_BIN, trace, scratch)) == 0);
+  return nlohmann::json::parse(slurp(scratch));
+}
+
+}  // namespace
+
+TEST_CASE("anonymize leaves none of the names anywhere in the file, and the trace replays",
+          "[share][anonymize]") {
+  if (!can_record()) return;
+  auto& rec = recorded_secrets::get();
+  INFO(slurp(rec.work / "record.log"));
+  const std::string key = rec.work / "key", out = rec.work / "anon.trace";
+  REQUIRE(run(fmt::format("echo 'correct horse battery staple' >{}", key)) == 0);
+  REQUIRE(anonymize(rec.trace, out, key, rec.work / "anon.log") == 0);
+  INFO(slurp(rec.work / "anon.log"));
+  // the names are in the original (else this test would prove nothing) ...
+  REQUIRE(run(fmt::format("zstd -dcq {} >{}", rec.trace, rec.work / "orig.raw")) == 0);
+  const std::string orig = bytes_of(rec.trace) + bytes_of(rec.work / "orig.raw");
+  for (const auto& s : secrets) CHECK(orig.find(s) != std::string::npos);
+  // ... and nowhere in the output: not in its raw bytes (header and footer frames are stored
+  // uncompressed), not in any decompressed frame
+  REQUIRE(run(fmt::format("zstd -dcq {} >{}", out, rec.work / "anon.raw")) == 0);
+  const std::string anon = bytes_of(out), decompressed = bytes_of(rec.work / "anon.raw");
+  for (const auto& s : secrets) {
+    INFO(s);
+    CHECK(anon.find(s) == std::string::npos);
+    CHECK(decompressed.find(s) == std::string::npos);
+  }
+  const auto a = info_of(out, rec.work / "a.json"), o = info_of(rec.trace, rec.work / "o.json");
+  CHECK(a["anonymized"] == true);
+  CHECK(a["key_id"].get<std::string>().size() == 16);
+  CHECK(a["derived"] == "anonymize");
+  CHECK(o["anonymized"] == false);
+  // the shape is kept: every op, every byte, every file of the tree
+  CHECK(a["ops"] == o["ops"]);
+  CHECK(a["events"] == o["events"]);
+  CHECK(a["bytes_read"] == o["bytes_read"]);
+  CHECK(a["bytes_written"] == o["bytes_written"]);
+  CHECK(a["tree"] == o["tree"]);
+  CHECK(a["command"].size() == o["command"].size());
+
+  // it replays as the original did, and verifies (the symlink still resolves: cp copies
+  // the link, and verify checks its target)
+  temp_dir target("/dev/shm");
+  const std::string report = rec.work / "anon-report.json";
+  REQUIRE(run(fmt::format("{} replay {} {} --timing afap --no-progress --report {} >{}.out 2>&1",
+                          FSRR_BIN, out, target.path(), report, report)) == 0);
+  INFO(slurp(report + ".out"));
+  const auto rep = nlohmann::json::parse(slurp(report));
+  CHECK(rep["mismatches"] == 0);
+  CHECK(run(fmt::format("{} verify {} {} >{} 2>&1", FSRR_BIN, out, target.path(),
+                        rec.work / "anon.verify")) == 0);
+  INFO(slurp(rec.work / "anon.verify"));
+  // the user xattr came out under its digest, with the value's size
+  CHECK(run(fmt::format("find {} -type f -exec getfattr -d -m user. {{}} + 2>/dev/null | "
+                        "grep -c '^user\\.' | grep -qx 2",
+                        target.path())) == 0);
+}
+
+TEST_CASE("one key maps names the same way every time; another key, another way",
+          "[share][anonymize]") {
+  if (!can_record()) return;
+  auto& rec = recorded_secrets::get();
+  const std::string k1 = rec.work / "k1", k2 = rec.work / "k2";
+  REQUIRE(run(fmt::format("echo one >{} && echo two >{}", k1, k2)) == 0);
+  REQUIRE(anonymize(rec.trace, rec.work / "x1.trace", k1, rec.work / "x1.log") == 0);
+  REQUIRE(anonymize(rec.trace, rec.work / "x2.trace", k1, rec.work / "x2.log") == 0);
+  REQUIRE(anonymize(rec.trace, rec.work / "y.trace", k2, rec.work / "y.log") == 0);
+  REQUIRE(anonymize(rec.trace, rec.work / "r.trace", "", rec.work / "r.log") == 0);
+  CHECK(bytes_of(rec.work / "x1.trace") == bytes_of(rec.work / "x2.trace"));
+  CHECK(bytes_of(rec.work / "x1.trace") != bytes_of(rec.work / "y.trace"));
+  const auto dump = [&](const std::string& t) {
+    REQUIRE(run(fmt::format("{} dump {} >{}.txt", FSRR_BIN, t, t)) == 0);
+    return slurp(t + ".txt");
+  };
+  const std::string x = dump(rec.work / "x1.trace"), y = dump(rec.work / "y.trace");
+  // the same events, other names: the lines differ, their count does not
+  CHECK(x != y);
+  CHECK(std::count(x.begin(), x.end(), '\n') == std::count(y.begin(), y.end(), '\n'));
+  // a random key each time: the key ids differ
+  const auto ix = info_of(rec.work / "x1.trace", rec.work / "ix.json");
+  const auto ir = info_of(rec.work / "r.trace", rec.work / "ir.json");
+  CHECK(ix["key_id"] != ir["key_id"]);
+}
+
+TEST_CASE("anonymize refuses to write over its input, or over an earlier output without --force",
+          "[share][anonymize]") {
+  if (!can_record()) return;
+  auto& rec = recorded_secrets::get();
+  const std::string log = rec.work / "refuse.log";
+  CHECK(anonymize(rec.trace, rec.trace, "", log) == 1);
+  CHECK(slurp(log).find("refusing to write over it") != std::string::npos);
+  REQUIRE(anonymize(rec.trace, rec.work / "once.trace", "", log) == 0);
+  CHECK(anonymize(rec.trace, rec.work / "once.trace", "", log) == 1);
+  CHECK(run(fmt::format("{} anonymize {} -o {} --force >{} 2>&1", FSRR_BIN, rec.trace,
+                        rec.work / "once.trace", log)) == 0);
+  CHECK(run(fmt::format("{} anonymize {} -o {} --keep relative >{} 2>&1", FSRR_BIN, rec.trace,
+                        rec.work / "k.trace", log)) == 1);
+}

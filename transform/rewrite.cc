@@ -1,0 +1,148 @@
+#include "rewrite.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "trace_error.h"
+
+namespace fsrr::transform {
+namespace {
+
+writer_options options(bool force) {
+  writer_options o;
+  o.overwrite = force;
+  return o;
+}
+
+}  // namespace
+
+bool kept_path(std::string_view path, const std::vector<std::string>& prefixes) {
+  for (std::string_view p : prefixes) {
+    while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+    if (p.empty() || p == "/") return true;
+    const std::string_view shorter = path.size() < p.size() ? path : p;
+    const std::string_view longer = path.size() < p.size() ? p : path;
+    // one is the other, or a whole-component prefix of it
+    if (longer.substr(0, shorter.size()) == shorter &&
+        (longer.size() == shorter.size() || longer[shorter.size()] == '/' || shorter == "/"))
+      return true;
+  }
+  return false;
+}
+
+trace_rewriter::trace_rewriter(trace_reader& in, const std::string& out, header_info header,
+                               bool force, rewrite_hooks hooks)
+    : in_(in), w_(out, std::move(header), options(force)), hooks_(std::move(hooks)) {
+  paths_.assign(in.path_count() + 1, no_id);
+  files_.assign(in.file_count() + 1, no_id);
+  threads_.assign(in.thread_count() + 1, no_id);
+  paths_[root_path] = root_path;
+  uint32_t number = 0;
+  for (const trace_root& r : in.roots()) {
+    trace_root o = r;
+    o.where = r.where ? string(r.where, string_role::root_where) : no_id;
+    number = w_.add_root(o);
+    if (r.top < paths_.size()) paths_[r.top] = w_.root_top(number);
+  }
+}
+
+std::string trace_rewriter::name_of(path_id in, path_id parent, std::string_view name) {
+  return hooks_.name ? hooks_.name(in, parent, name) : std::string(name);
+}
+
+path_id trace_rewriter::path(path_id in) {
+  if (in == no_id) return no_id;
+  if (in >= paths_.size()) paths_.resize(in + 1, no_id);
+  if (paths_[in]) return paths_[in];
+  // up to the nearest ancestor already mapped, then down again: no recursion, whatever depth
+  std::vector<path_id> chain;
+  path_id q = in;
+  while (q != no_id && !(q < paths_.size() && paths_[q])) {
+    chain.push_back(q);
+    q = in_.path(q).parent;
+  }
+  if (q == no_id) throw trace_error(fmt::format("path {} hangs below no root", in));
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const path_entry& e = in_.path(*it);
+    const path_id parent = paths_[e.parent];
+    try {
+      paths_[*it] = w_.intern_child(parent, name_of(*it, parent, e.name));
+    } catch (const std::invalid_argument& err) {
+      throw trace_error(fmt::format("path {}: {}", *it, err.what()));
+    }
+  }
+  return paths_[in];
+}
+
+string_id trace_rewriter::string(string_id in, string_role role, path_id link) {
+  if (in == no_id) return no_id;
+  const bool memo = role != string_role::link_target;  // a link's target depends on the link
+  if (memo)
+    if (auto it = strings_.find({in, role}); it != strings_.end()) return it->second;
+  const std::string& text = in_.string(in);
+  const string_id out =
+      w_.intern_string(hooks_.text ? hooks_.text(role, text, link) : std::string(text));
+  if (memo) strings_[{in, role}] = out;
+  return out;
+}
+
+file_id trace_rewriter::file(file_id in) {
+  if (in == no_id) return no_id;
+  if (in >= files_.size()) files_.resize(in + 1, no_id);
+  if (!files_[in]) files_[in] = w_.intern_file(in_.file(in));
+  return files_[in];
+}
+
+thread_id trace_rewriter::thread(thread_id in, uint32_t fd_table) {
+  if (in == no_id) return no_id;
+  if (in >= threads_.size()) threads_.resize(in + 1, no_id);
+  if (!threads_[in]) {
+    thread_info t = in_.thread(in);
+    t.comm = string(t.comm, string_role::comm);
+    if (fd_table) t.fd_table = fd_table;
+    threads_[in] = w_.add_thread(t);
+  }
+  return threads_[in];
+}
+
+void trace_rewriter::append(event e) {
+  const uint32_t f = info(e.kind).fields;
+  const op_class cls = info(e.kind).cls;
+  e.thread = thread(e.thread);
+  if (f & F_FILE) e.file = file(e.file);
+  if (f & F_FILE2) e.file2 = file(e.file2);
+  const path_id link = e.path;
+  if (f & F_PATH) e.path = path(e.path);
+  if (f & F_PATH2) e.path2 = path(e.path2);
+  if ((f & F_AUX) && e.aux && e.aux <= in_.string_count()) {
+    if (e.kind == op::symlink || e.kind == op::symlinkat)
+      e.aux = string(static_cast<string_id>(e.aux), string_role::link_target, link);
+    else if (cls == op_class::xattr)
+      e.aux = string(static_cast<string_id>(e.aux), string_role::xattr_name);
+  }
+  w_.append(e);
+}
+
+void trace_rewriter::add_tree_entry(tree_entry e) {
+  const path_id link = e.path;
+  e.path = path(e.path);
+  e.file = file(e.file);
+  if (e.target) e.target = string(e.target, string_role::link_target, link);
+  for (auto& x : e.xattrs) x.name = string(x.name, string_role::xattr_name);
+  w_.add_tree_entry(e);
+}
+
+void trace_rewriter::copy_counters() {
+  const trace_summary& s = in_.summary();
+  if (s.lost_events) w_.add_lost(0, s.lost_events);
+  for (const auto& [key, n] : s.nonfile) w_.add_nonfile(key.first, key.second, n);
+  if (s.incomplete) w_.mark_incomplete(s.incomplete);
+  if (s.pauses || s.paused_ns) w_.add_pauses(s.pauses, s.paused_ns);
+  if (s.filtered) w_.add_filtered(s.filtered);
+  for (const auto& [mono, real] : in_.clock_pairs()) w_.add_clock_pair(mono, real);
+}
+
+void trace_rewriter::finish() { w_.finish(); }
+
+}  // namespace fsrr::transform

@@ -1,0 +1,70 @@
+// transform/: traces in, traces out, nothing replayed (anonymize, slice, minimize).
+//
+// A trace copied into a new one. Table entries (paths, strings, files, threads, roots) are
+// interned in the output as what is written names them, so an output holds only what its
+// events and tree use; hooks may rename path components and strings on the way.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace_reader.h"
+#include "trace_writer.h"
+
+namespace fsrr::transform {
+
+// What a string of the trace is: the hooks rename each kind its own way.
+enum class string_role : uint8_t { comm, link_target, xattr_name, root_where, other };
+
+struct rewrite_hooks {
+  // The output name of input path `in`'s last component `name`; `parent` is the output path of
+  // its parent. Unset: as it is.
+  std::function<std::string(path_id in, path_id parent, std::string_view name)> name;
+  // The output text of a string in `role`; for a link target, `link` is the link's input path.
+  // Unset: as it is.
+  std::function<std::string(string_role role, std::string_view text, path_id link)> text;
+};
+
+class trace_rewriter {
+ public:
+  // Creates `out` (refusing an existing file unless `force`) with `header` and the input's
+  // roots; throws trace_error (one line).
+  trace_rewriter(trace_reader& in, const std::string& out, header_info header, bool force,
+                 rewrite_hooks hooks = {});
+
+  path_id path(path_id in);  // no_id for no_id
+  string_id string(string_id in, string_role role, path_id link = no_id);
+  file_id file(file_id in);
+  // Threads are added as they are first used; `fd_table` overrides the recorded one (a slice
+  // starts where exec and clone left each thread).
+  thread_id thread(thread_id in, uint32_t fd_table = 0);
+
+  // Written with every id it holds mapped.
+  void append(event e);
+  void add_tree_entry(tree_entry e);
+  // Lost events, non-file op counts, incompleteness, pauses, filtered events, clock pairs.
+  void copy_counters();
+  void finish();
+  trace_writer& writer() { return w_; }
+
+ private:
+  std::string name_of(path_id in, path_id parent, std::string_view name);
+
+  trace_reader& in_;
+  trace_writer w_;
+  rewrite_hooks hooks_;
+  std::vector<path_id> paths_;    // by input id; 0: not yet
+  std::vector<file_id> files_;    // by input id
+  std::vector<thread_id> threads_;  // by input id
+  std::map<std::pair<string_id, string_role>, string_id> strings_;
+};
+
+// Whether `path` (absolute) is one of `prefixes`, lies beneath one, or lies on the way to one
+// ("/opt" on the way to "/opt/app").
+bool kept_path(std::string_view path, const std::vector<std::string>& prefixes);
+
+}  // namespace fsrr::transform
