@@ -21,6 +21,7 @@ command add_replay(CLI::App& app);
 command add_verify(CLI::App& app);
 command add_compare(CLI::App& app);
 command add_anonymize(CLI::App& app);
+command add_slice(CLI::App& app);
 
 // Throws trace_error when `out` is `in` itself (or a link to it): a transform must never write
 // over the trace it reads.

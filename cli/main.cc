@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   const std::vector<fsrr::cli::command> commands = {
       fsrr::cli::add_record(app), fsrr::cli::add_snapshot(app), fsrr::cli::add_info(app),
       fsrr::cli::add_dump(app),   fsrr::cli::add_replay(app),   fsrr::cli::add_verify(app),
-      fsrr::cli::add_compare(app), fsrr::cli::add_anonymize(app),
+      fsrr::cli::add_compare(app), fsrr::cli::add_anonymize(app), fsrr::cli::add_slice(app),
   };
   try {
     app.parse(argc, argv);

@@ -54,9 +54,11 @@ std::shared_ptr<object> new_object(uint32_t type) {
   return o;
 }
 
-class model {
+}  // namespace
+
+class end_state_model::impl {
  public:
-  explicit model(trace_reader& r) : r_(r), fds_(threads(r)), flow_(r) {
+  explicit impl(trace_reader& r) : r_(r), fds_(threads(r)), flow_(r) {
     root_.obj = new_object(S_IFDIR);
   }
 
@@ -90,6 +92,12 @@ class model {
       case op::openat2:
       case op::creat:
         return open(e);
+      case op::fd_bind:  // a file found open: the one at its path
+        if (node* n = e.file ? find(path(e.path)) : nullptr) {
+          files_[e.file] = n->obj;
+          if (!n->obj->file) n->obj->file = e.file;
+        }
+        return;
       case op::write:
       case op::pwrite64:
       case op::writev:
@@ -165,6 +173,8 @@ class model {
         return;
     }
   }
+
+  const fd_map& fds() const { return fds_; }
 
   expected_state result() {
     expected_state s;
@@ -376,6 +386,7 @@ class model {
       if (o.touched && S_ISREG(o.x.mode) && names[&o] > 1 && o.x.link_group == 0)
         o.x.link_group = next_group_++;
       if (S_ISREG(o.x.mode) && o.touched) content_of(o);
+      o.x.changed = o.touched;
       s[p] = o.x;
     }
     for (const auto& [name, child] : n.children) walk(*child, p + "/" + name, names, s);
@@ -403,11 +414,16 @@ class model {
   std::set<std::string> removed_;
 };
 
-}  // namespace
+end_state_model::end_state_model(trace_reader& trace) : impl_(std::make_unique<impl>(trace)) {
+  impl_->load_tree();
+}
+end_state_model::~end_state_model() = default;
+void end_state_model::apply(const event& e) { impl_->apply(e); }
+expected_state end_state_model::result() { return impl_->result(); }
+const fd_map& end_state_model::fds() const { return impl_->fds(); }
 
 expected_state expected_end_state(trace_reader& trace) {
-  model m(trace);
-  m.load_tree();
+  end_state_model m(trace);
   auto events = trace.events();
   event e;
   while (events.next(e)) m.apply(e);

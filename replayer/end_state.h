@@ -6,11 +6,30 @@
 // files moved with every write. compare() in verify.h checks a target against it.
 #pragma once
 
+#include <memory>
+
+#include "fd_map.h"
 #include "trace_reader.h"
 #include "verify.h"
 
 namespace fsrr {
 
 expected_state expected_end_state(trace_reader& trace);
+
+// The same, event by event: the state at any point of the trace (slice's start).
+class end_state_model {
+ public:
+  explicit end_state_model(trace_reader& trace);
+  ~end_state_model();
+  end_state_model(const end_state_model&) = delete;
+  end_state_model& operator=(const end_state_model&) = delete;
+  void apply(const event& e);  // the events in trace order
+  expected_state result();     // the state after the events applied so far
+  const fd_map& fds() const;   // the fd tables then
+
+ private:
+  class impl;
+  std::unique_ptr<impl> impl_;
+};
 
 }  // namespace fsrr

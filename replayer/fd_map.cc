@@ -66,7 +66,7 @@ handle_id fd_map::lookup(const table& t, int32_t fd, uint64_t ts) const {
   return e.prev != no_handle && ts < e.since ? e.prev : e.h;
 }
 
-handle_id fd_map::new_handle(uint32_t flags, path_id path, int64_t pos) {
+handle_id fd_map::new_handle(uint32_t flags, path_id path, int64_t pos, file_id file) {
   handle_id h;
   if (!free_.empty()) {
     h = free_.back();
@@ -75,7 +75,7 @@ handle_id fd_map::new_handle(uint32_t flags, path_id path, int64_t pos) {
     h = static_cast<handle_id>(handles_.size());
     handles_.emplace_back();
   }
-  handles_[h] = {0, flags, path, pos};
+  handles_[h] = {0, flags, path, pos, file};
   return h;
 }
 
@@ -141,7 +141,14 @@ void fd_map::track_position(const event& e, fd_effect& out) {
       if (out.h1 && e.result >= 0) handles_[out.h1].pos = e.offset + e.result;
       break;
     case op::lseek:
-      if (out.h1 && e.result >= 0) handles_[out.h1].pos = e.result;
+      if (out.h1 && e.result >= 0) handles_[out.h1].pos = e.result, handles_[out.h1].listed = 0;
+      break;
+    case op::getdents:
+    case op::getdents64:
+      if (out.h1 && e.result >= 0) {
+        uint64_t& l = handles_[out.h1].listed;
+        l = e.result == 0 ? ~uint64_t{0} : l == ~uint64_t{0} ? l : l + static_cast<uint64_t>(e.result);
+      }
       break;
     case op::copy_file_range:  // an offset of -1: the call passed NULL
     case op::splice:
@@ -173,14 +180,15 @@ void fd_map::apply(const event& e, fd_effect& out) {
       if (e.result >= 0) {
         const uint32_t flags =
             e.kind == op::creat ? static_cast<uint32_t>(O_CREAT | O_WRONLY | O_TRUNC) : e.flags;
-        out.h1 = new_handle(flags, e.path, 0);
+        out.h1 = new_handle(flags, e.path, 0, e.file);
         out.opened = true;
         allocate(*t, static_cast<int32_t>(e.result), out.h1, flags & O_CLOEXEC, e.ts + e.dur,
                  out);
       }
       return;
     case op::fd_bind:
-      out.h1 = new_handle(e.flags, e.path, e.offset);
+      out.h1 = new_handle(e.flags, e.path, e.offset, e.file);
+      if (e.aux) handles_[out.h1].listed = e.aux == ~uint64_t{0} ? e.aux : e.aux - 1;
       out.opened = true;
       install(*t, e.fd, out.h1, e.flags & O_CLOEXEC, out);
       return;
@@ -264,6 +272,31 @@ void fd_map::apply(const event& e, fd_effect& out) {
   if (has(e.kind, F_FD)) out.h1 = lookup(*t, e.fd, e.ts);
   if (has(e.kind, F_FD2)) out.h2 = lookup(*t, e.fd2, e.ts);
   track_position(e, out);
+}
+
+const fd_map::table* fd_map::current_table(thread_id t) const {
+  if (t < threads_.size() && threads_[t].t) return threads_[t].t;
+  if (t >= info_.size() || (t < threads_.size() && threads_[t].started)) return nullptr;
+  if (const auto c = child_table_.find(info_[t].tid); c != child_table_.end()) return c->second;
+  if (const auto k = by_id_.find(info_[t].fd_table); info_[t].fd_table && k != by_id_.end())
+    return k->second;
+  return nullptr;
+}
+
+uint64_t fd_map::table_identity(thread_id t) const {
+  const table* tab = current_table(t);
+  return tab ? reinterpret_cast<uintptr_t>(tab) : 0;
+}
+
+std::vector<open_fd> fd_map::open_fds(thread_id t) const {
+  std::vector<open_fd> v;
+  const table* found = current_table(t);
+  if (!found) return v;
+  const table& tab = *found;
+  for (size_t fd = 0; fd < tab.fds.size(); ++fd)
+    if (tab.fds[fd].h != no_handle)
+      v.push_back({static_cast<int32_t>(fd), tab.fds[fd].h, tab.fds[fd].cloexec});
+  return v;
 }
 
 std::vector<handle_id> fd_map::live() const {

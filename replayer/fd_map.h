@@ -25,6 +25,15 @@ struct handle_info {
   uint32_t flags = 0;  // open flags
   path_id path = no_id;
   int64_t pos = 0;  // recorded file position after the ops seen so far
+  file_id file = no_id;  // the inode it was opened on
+  uint64_t listed = 0;   // a directory: bytes its listing returned; ~0 once it returned all
+};
+
+// An fd of a table, as open_fds() lists them.
+struct open_fd {
+  int32_t fd = -1;
+  handle_id h = no_handle;
+  bool cloexec = false;
 };
 
 // The handles an event released: almost always none or one, so they are kept in place (a
@@ -93,6 +102,10 @@ class fd_map {
   void recycle(handle_id h) { free_.push_back(h); }
   // Handles still referenced (open at the end of the trace).
   std::vector<handle_id> live() const;
+  // The fds of the table thread `t` uses now (or will, for a thread cloned that has not run
+  // yet), in fd order; and something that tells that table from every other (0: none).
+  std::vector<open_fd> open_fds(thread_id t) const;
+  uint64_t table_identity(thread_id t) const;
   size_t handle_capacity() const { return handles_.size(); }
 
  private:
@@ -119,8 +132,9 @@ class fd_map {
   table* new_table(uint32_t id);
   table* copy_table(const table& from, uint32_t id);
   table* table_for(thread_id t);
+  const table* current_table(thread_id t) const;
   handle_id lookup(const table& t, int32_t fd, uint64_t ts) const;
-  handle_id new_handle(uint32_t flags, path_id path, int64_t pos);
+  handle_id new_handle(uint32_t flags, path_id path, int64_t pos, file_id file);
   void install(table& t, int32_t fd, handle_id h, bool cloexec, fd_effect& out);
   // An fd number the kernel allocated (lowest free: open, dup, F_DUPFD) by a call that
   // returned at `exit_ts`: what the table still holds there was closed by then.

@@ -287,7 +287,16 @@ int64_t op_runner::bind_fd(const work_item& w) {
   const event& e = w.ev;
   const int flags = static_cast<int>(e.flags) & ~(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC);
   int fd = open_path(w.p1, flags | (S_ISFIFO(w.ftype) ? O_NONBLOCK : 0));
-  if (fd >= 0 && e.offset > 0 && !(flags & O_APPEND) && ::lseek(fd, e.offset, SEEK_SET) < 0) {
+  if (fd >= 0 && S_ISDIR(w.ftype) && e.aux) {
+    // a slice's start: its listing as far as it had gone (to the end, or that many bytes)
+    uint64_t listed = 0;
+    while (e.aux == ~uint64_t{0} || listed + 1 < e.aux) {
+      const long n = ::syscall(SYS_getdents64, fd, s_.sink.data(), std::min<size_t>(s_.sink.size(), 32768));
+      if (n <= 0) break;
+      listed += static_cast<uint64_t>(n);
+    }
+  } else if (fd >= 0 && e.offset > 0 && !(flags & O_APPEND) &&
+             ::lseek(fd, e.offset, SEEK_SET) < 0) {
     ::close(fd);
     fd = -errno;
   }

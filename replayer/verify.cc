@@ -132,9 +132,12 @@ class parent_dir {
 
 expected_state expected_from_tree(trace_reader& trace) {
   expected_state s;
-  for (const tree_entry& e : trace.tree()) {
+  const auto& tree = trace.tree();
+  for (size_t i = 0; i < tree.size(); ++i) {
+    const tree_entry& e = tree[i];
     if (S_ISCHR(e.mode) || S_ISBLK(e.mode)) continue;  // never created by a replay
     expected_entry x;
+    x.tree_index = i;
     x.mode = e.mode;
     x.size = e.size;
     x.check_size = S_ISREG(e.mode);

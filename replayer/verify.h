@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,6 +33,10 @@ struct expected_entry {
   // A regular file's bytes, as the data flow has them (data_flow.h); checked with --content
   std::vector<source_piece> content;
   bool check_content = false;
+  // Where the entry stands in trace_reader::tree(), if it came from there; and whether the
+  // trace changed it since (else the tree entry describes it whole).
+  size_t tree_index = SIZE_MAX;
+  bool changed = false;
 };
 
 // Keyed by recorded absolute path.

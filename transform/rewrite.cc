@@ -127,10 +127,49 @@ void trace_rewriter::append(event e) {
 void trace_rewriter::add_tree_entry(tree_entry e) {
   const path_id link = e.path;
   e.path = path(e.path);
-  e.file = file(e.file);
+  put(std::move(e), link);
+}
+
+void trace_rewriter::add_tree_entry_at(tree_entry e, path_id at) {
+  e.path = at;
+  put(std::move(e), no_id);
+}
+
+void trace_rewriter::put(tree_entry e, path_id link) {
   if (e.target) e.target = string(e.target, string_role::link_target, link);
+  e.file = file(e.file);
   for (auto& x : e.xattrs) x.name = string(x.name, string_role::xattr_name);
   w_.add_tree_entry(e);
+}
+
+path_id trace_rewriter::placed(std::string_view p) {
+  if (p.empty() || p.front() != '/') throw trace_error(fmt::format("'{}': not a path", p));
+  path_id at = root_path;
+  size_t pos = 1;
+  if (in_.roots().size() > 1) {  // "/rootN/...": below root N's top
+    const size_t slash = p.find('/', 1);
+    const std::string_view top = p.substr(1, slash == std::string_view::npos ? slash : slash - 1);
+    uint32_t n = 0;
+    if (top.substr(0, 4) == "root")
+      for (char c : top.substr(4)) n = n * 10 + static_cast<uint32_t>(c - '0');
+    if (n == 0 || n > in_.roots().size())
+      throw trace_error(fmt::format("'{}': no such root", p));
+    at = w_.root_top(n);
+    pos = slash == std::string_view::npos ? p.size() : slash + 1;
+  }
+  while (pos < p.size()) {
+    size_t end = p.find('/', pos);
+    if (end == std::string_view::npos) end = p.size();
+    if (end > pos) {
+      try {
+        at = w_.intern_child(at, p.substr(pos, end - pos));
+      } catch (const std::invalid_argument& err) {
+        throw trace_error(fmt::format("'{}': {}", p, err.what()));
+      }
+    }
+    pos = end + 1;
+  }
+  return at;
 }
 
 void trace_rewriter::copy_counters() {

@@ -43,9 +43,14 @@ class trace_rewriter {
   // starts where exec and clone left each thread).
   thread_id thread(thread_id in, uint32_t fd_table = 0);
 
+  // A placed path (trace_reader::placed_path: "/rootN/..." with several roots) in the output.
+  path_id placed(std::string_view placed_path);
+
   // Written with every id it holds mapped.
   void append(event e);
   void add_tree_entry(tree_entry e);
+  // The same, at output path `at` (e.path is not looked at; the rest are input ids).
+  void add_tree_entry_at(tree_entry e, path_id at);
   // Lost events, non-file op counts, incompleteness, pauses, filtered events, clock pairs.
   void copy_counters();
   void finish();
@@ -53,6 +58,7 @@ class trace_rewriter {
 
  private:
   std::string name_of(path_id in, path_id parent, std::string_view name);
+  void put(tree_entry e, path_id link);  // e.path already an output id
 
   trace_reader& in_;
   trace_writer w_;

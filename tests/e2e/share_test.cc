@@ -3,6 +3,8 @@
 #include <sys/xattr.h>
 
 #include <fstream>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -152,4 +154,129 @@ TEST_CASE("anonymize refuses to write over its input, or over an earlier output 
                         rec.work / "once.trace", log)) == 0);
   CHECK(run(fmt::format("{} anonymize {} -o {} --keep relative >{} 2>&1", FSRR_BIN, rec.trace,
                         rec.work / "k.trace", log)) == 1);
+}
+
+namespace {
+
+// A recorded rsync of a few hundred files of assorted sizes, a directory and a symlink.
+struct recorded_rsync_copy {
+  temp_dir work{"/dev/shm"};
+  std::string trace = work / "rsync.trace";
+  std::vector<nlohmann::json> events;
+  recorded_rsync_copy() {
+    REQUIRE(run(fmt::format("mkdir -p {0}/src/sub && for i in $(seq 1 300); do "
+                            "head -c $((i * 37)) /dev/urandom >{0}/src/f$i; done && "
+                            "for i in 1 2 3; do head -c 300000 /dev/urandom >{0}/src/sub/big$i; "
+                            "done && ln -s f1 {0}/src/link",
+                            work.path())) == 0);
+    REQUIRE(run(fmt::format("cd {} && {} record -o {} -- rsync -aAHX src/ dst >{} 2>&1",
+                            work.path(), FSRR_BIN, trace, work / "record.log")) == 0);
+    REQUIRE(run(fmt::format("{} dump {} --json >{}", FSRR_BIN, trace, work / "dump.jsonl")) == 0);
+    std::ifstream in(work / "dump.jsonl");
+    for (std::string line; std::getline(in, line);) events.push_back(nlohmann::json::parse(line));
+    REQUIRE(events.size() > 1000);
+  }
+  static recorded_rsync_copy& get() {
+    static recorded_rsync_copy r;
+    return r;
+  }
+};
+
+// Replays `trace` alone into a fresh target: the report, after checking it verifies.
+nlohmann::json replays_alone(const std::string& trace, const temp_dir& work, const std::string& tag) {
+  temp_dir target("/dev/shm");
+  const std::string report = work / (tag + ".json");
+  REQUIRE(run(fmt::format("{} replay {} {} --timing afap --no-progress --report {} >{}.out 2>&1",
+                          FSRR_BIN, trace, target.path(), report, report)) == 0);
+  INFO(tag << ": " << slurp(report + ".out"));
+  const auto r = nlohmann::json::parse(slurp(report));
+  CHECK(r["mismatches"] == 0);
+  CHECK(run(fmt::format("{} verify {} {} >{}.verify 2>&1", FSRR_BIN, trace, target.path(), report)) == 0);
+  INFO(slurp(report + ".verify"));
+  return r;
+}
+
+int slice(const std::string& in, const std::string& out, const std::string& options,
+          const std::string& log) {
+  return run(fmt::format("{} slice {} -o {} {} >{} 2>&1", FSRR_BIN, in, out, options, log));
+}
+
+}  // namespace
+
+TEST_CASE("a recorded rsync sliced at its middle: each half replays on its own and verifies",
+          "[share][slice]") {
+  if (!can_record()) return;
+  auto& rec = recorded_rsync_copy::get();
+  const uint64_t mid = rec.events[rec.events.size() / 2]["ts"].get<uint64_t>();
+  const std::string at = fmt::format("{:.9f}", static_cast<double>(mid) / 1e9);
+  REQUIRE(slice(rec.trace, rec.work / "first.trace", "--to " + at, rec.work / "s1.log") == 0);
+  REQUIRE(slice(rec.trace, rec.work / "second.trace", "--from " + at, rec.work / "s2.log") == 0);
+  INFO(slurp(rec.work / "s1.log") << slurp(rec.work / "s2.log"));
+  const auto first = replays_alone(rec.work / "first.trace", rec.work, "first");
+  const auto second = replays_alone(rec.work / "second.trace", rec.work, "second");
+  // between them, every op of the recording, once (the second half's fd_binds are its own)
+  const auto info = [&](const std::string& t) {
+    REQUIRE(run(fmt::format("{} info {} --json >{}.info", FSRR_BIN, t, t)) == 0);
+    return nlohmann::json::parse(slurp(t + ".info"));
+  };
+  const auto whole = info(rec.trace), a = info(rec.work / "first.trace"),
+             b = info(rec.work / "second.trace");
+  for (const auto& [op, n] : whole["ops"].items()) {
+    INFO(op);
+    const uint64_t in_a = a["ops"].value(op, 0), in_b = b["ops"].value(op, 0);
+    if (op == "fd_bind")
+      CHECK(in_a + in_b >= n.get<uint64_t>());
+    else
+      CHECK(in_a + in_b == n.get<uint64_t>());
+  }
+  CHECK(b["ops"].value("fd_bind", 0) > 0);  // rsync held files open across the cut
+  CHECK(b["derived"].get<std::string>().rfind("slice --from ", 0) == 0);
+  CHECK(a["tree"]["files"] == whole["tree"]["files"]);
+  CHECK(b["tree"]["files"].get<uint64_t>() > a["tree"]["files"].get<uint64_t>());  // copies made
+}
+
+TEST_CASE("a slice of one process, or of one directory, brings what it needs of the others",
+          "[share][slice]") {
+  if (!can_record()) return;
+  auto& rec = recorded_rsync_copy::get();
+  // rsync's receiver writes the files; the generator made the directories it writes in
+  std::map<int, int> writes;
+  for (const auto& e : rec.events)
+    if (e["op"] == "write" && e.value("path", "").empty()) ++writes[e["pid"].get<int>()];
+  int receiver = 0;
+  for (const auto& [pid, n] : writes)
+    if (!receiver || n > writes[receiver]) receiver = pid;
+  REQUIRE(receiver != 0);
+  REQUIRE(slice(rec.trace, rec.work / "pid.trace", fmt::format("--pid {}", receiver),
+                rec.work / "pid.log") == 0);
+  INFO(slurp(rec.work / "pid.log"));
+  replays_alone(rec.work / "pid.trace", rec.work, "pid");
+  REQUIRE(run(fmt::format("{} dump {} --json >{}", FSRR_BIN, rec.work / "pid.trace",
+                          rec.work / "pid.jsonl")) == 0);
+  std::set<int> pids;
+  size_t mkdirs = 0;
+  std::ifstream in(rec.work / "pid.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto e = nlohmann::json::parse(line);
+    pids.insert(e["pid"].get<int>());
+    mkdirs += e["op"] == "mkdirat" || e["op"] == "mkdir";
+  }
+  CHECK(pids.count(receiver) == 1);
+  CHECK(mkdirs >= 1);  // dst/sub, made by the generator, came along
+  REQUIRE(slice(rec.trace, rec.work / "path.trace", "--path " + rec.work / "dst/sub",
+                rec.work / "path.log") == 0);
+  INFO(slurp(rec.work / "path.log"));
+  const auto r = replays_alone(rec.work / "path.trace", rec.work, "path");
+  CHECK(r["bytes_written"] == 900000);  // the three big files, and nothing else
+}
+
+TEST_CASE("slice refuses what it cannot cut", "[share][slice]") {
+  if (!can_record()) return;
+  auto& rec = recorded_rsync_copy::get();
+  const std::string log = rec.work / "bad.log";
+  CHECK(slice(rec.trace, rec.work / "x.trace", "--from 2 --to 1", log) == 1);
+  CHECK(slurp(log).find("--from must come before --to") != std::string::npos);
+  CHECK(slice(rec.trace, rec.work / "x.trace", "--path relative/dir", log) == 1);
+  CHECK(slice(rec.trace, rec.trace, "--to 1", log) == 1);
+  CHECK(slice(rec.trace, rec.work / "x.trace", "--from -1", log) == 1);
 }

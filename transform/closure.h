@@ -1,0 +1,24 @@
+// Which events a subset of a trace needs besides itself to replay on its own: what the
+// chosen events use, made by events that were not chosen. Slice (--pid, --tid, --path) and
+// minimize choose; this completes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "event.h"
+#include "trace_reader.h"
+
+namespace fsrr::transform {
+
+// `events` in trace order; `threads[t]` describes thread id t as fd_map needs it (its tid and
+// fd table when the list starts). `chosen[i]`: event i is wanted. Returns, for each event,
+// whether the subset keeps it: the chosen ones, and those of the others that
+//  - made or changed a file or name a kept event uses (a directory on the way included),
+//    going back as far as that takes;
+//  - opened, or closed, an fd a kept event uses;
+//  - are the clone, exec or exit of a thread with kept events.
+std::vector<bool> closure(trace_reader& trace, const std::vector<event>& events,
+                          const std::vector<thread_info>& threads, const std::vector<bool>& chosen);
+
+}  // namespace fsrr::transform

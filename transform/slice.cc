@@ -1,0 +1,206 @@
+#include "slice.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "closure.h"
+#include "end_state.h"
+#include "fd_map.h"
+#include "rewrite.h"
+#include "trace_error.h"
+
+namespace fsrr::transform {
+namespace {
+
+bool beneath(std::string_view path, const std::vector<std::string>& prefixes) {
+  for (std::string_view p : prefixes) {
+    while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+    if (p == "/" || (path.substr(0, p.size()) == p &&
+                     (path.size() == p.size() || path[p.size()] == '/')))
+      return true;
+  }
+  return false;
+}
+
+std::string described(const slice_options& o) {
+  std::string d = "slice";
+  if (o.from) d += fmt::format(" --from {}", *o.from);
+  if (o.to) d += fmt::format(" --to {}", *o.to);
+  for (int32_t p : o.pids) d += fmt::format(" --pid {}", p);
+  for (int32_t t : o.tids) d += fmt::format(" --tid {}", t);
+  for (const auto& p : o.paths) d += " --path " + p;
+  return d;
+}
+
+uint64_t ns_of(double seconds) {
+  if (!(seconds >= 0)) throw trace_error(fmt::format("{} s: not a time in the trace", seconds));
+  return static_cast<uint64_t>(seconds * 1e9);
+}
+
+// The default permission bits of an object the trace made, where its mode passed through
+// a umask nobody recorded: what a 022 umask leaves.
+uint32_t default_mode(uint32_t type) {
+  return S_ISDIR(type) ? 0755 : S_ISLNK(type) ? 0777 : 0644;
+}
+
+}  // namespace
+
+slice_result slice(trace_reader& in, const std::string& out, const slice_options& o) {
+  const uint64_t from = o.from ? ns_of(*o.from) : 0;
+  const uint64_t to = o.to ? ns_of(*o.to) : std::numeric_limits<uint64_t>::max();
+  if (from >= to) throw trace_error("--from must come before --to");
+  const bool filtered = !o.pids.empty() || !o.tids.empty() || !o.paths.empty();
+
+  // The state at the start, and the events of the slice's time.
+  end_state_model state(in);
+  std::vector<event> window;
+  {
+    auto events = in.events();
+    for (event e; events.next(e);) {
+      if (e.ts >= to) break;
+      if (e.ts < from)
+        state.apply(e);
+      else
+        window.push_back(e);
+    }
+  }
+  const fd_map& fds = state.fds();
+
+  // Threads as they stand at the start: the fd table each uses then, by a number of the
+  // slice's own (tables made in the slice keep the trace's numbers, far below these).
+  std::vector<thread_info> threads(in.thread_count() + 1);
+  std::vector<uint32_t> table_at_start(threads.size(), 0);
+  std::unordered_map<uint64_t, uint32_t> tables;
+  for (thread_id t = 1; t < threads.size(); ++t) {
+    threads[t] = in.thread(t);
+    if (!from) continue;
+    if (const uint64_t id = fds.table_identity(t)) {
+      auto [it, added] = tables.try_emplace(id, (1u << 30) + static_cast<uint32_t>(tables.size()));
+      table_at_start[t] = it->second;
+      threads[t].fd_table = it->second;
+    }
+  }
+
+  // Files open at the start, opened by the first thread of each table the slice has events of.
+  std::vector<event> list;
+  if (from) {
+    std::unordered_map<uint32_t, bool> bound;
+    for (const event& w : window) {
+      const uint32_t table = table_at_start[w.thread];
+      if (!table || bound[table]) continue;
+      bound[table] = true;
+      for (const open_fd& f : fds.open_fds(w.thread)) {
+        const handle_info& h = fds.handle(f.h);
+        if (h.path == no_id) continue;
+        event b;
+        b.kind = op::fd_bind;
+        b.ts = from;
+        b.thread = w.thread;
+        b.fd = f.fd;
+        b.file = h.file;
+        b.path = h.path;
+        b.offset = h.pos;
+        b.flags = (h.flags & ~static_cast<uint32_t>(O_CLOEXEC)) | (f.cloexec ? O_CLOEXEC : 0);
+        if (h.listed) b.aux = h.listed == ~uint64_t{0} ? h.listed : h.listed + 1;
+        list.push_back(b);
+      }
+    }
+  }
+  const size_t synthetic = list.size();
+  list.insert(list.end(), window.begin(), window.end());
+  window.clear();
+  window.shrink_to_fit();
+
+  // What the options choose, and what that needs of the rest.
+  std::vector<bool> keep(list.size(), true);
+  slice_result res;
+  if (filtered) {
+    std::vector<uint8_t> path_in(in.path_count() + 1, 0);  // 0 unknown, 1 no, 2 yes
+    const auto inside = [&](path_id p) {
+      if (p == no_id || o.paths.empty()) return false;
+      if (p >= path_in.size()) path_in.resize(p + 1, 0);
+      if (!path_in[p]) path_in[p] = beneath(in.placed_path(p), o.paths) ? 2 : 1;
+      return path_in[p] == 2;
+    };
+    fd_map chosen_fds(threads);
+    fd_effect fx;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const event& e = list[i];
+      chosen_fds.apply(e, fx);
+      const thread_info& t = threads[e.thread];
+      bool yes = true;
+      if (!o.pids.empty() || !o.tids.empty())
+        yes = std::count(o.pids.begin(), o.pids.end(), t.pid) ||
+              std::count(o.tids.begin(), o.tids.end(), t.tid);
+      if (yes && !o.paths.empty()) {
+        const path_id h1 = fx.h1 ? chosen_fds.handle(fx.h1).path : no_id;
+        const path_id h2 = fx.h2 ? chosen_fds.handle(fx.h2).path : no_id;
+        yes = (has(e.kind, F_PATH) && inside(e.path)) || (has(e.kind, F_PATH2) && inside(e.path2)) ||
+              inside(h1) || inside(h2);
+      }
+      keep[i] = yes && i >= synthetic;  // fds open at the start: only if a kept event uses them
+      res.chosen += keep[i];
+    }
+    keep = closure(in, list, threads, keep);
+  } else {
+    res.chosen = list.size();
+  }
+
+  header_info h = in.header();
+  h.derived = described(o);
+  trace_rewriter w(in, out, h, o.force);
+  // the initial tree: the state at the start
+  if (!from) {
+    for (const tree_entry& e : in.tree()) w.add_tree_entry(e);
+    res.tree = in.tree().size();
+  } else {
+    const expected_state s = state.result();
+    const int64_t start_realtime = in.header().clock_realtime_ns + static_cast<int64_t>(from);
+    std::unordered_map<uint32_t, uint32_t> names;  // link group -> names
+    for (const auto& [path, x] : s)
+      if (!x.absent && x.link_group) ++names[x.link_group];
+    const auto& tree = in.tree();
+    for (const auto& [path, x] : s) {
+      if (x.absent || path == "/") continue;
+      const path_id at = w.placed(path);
+      if (!x.changed && x.tree_index < tree.size()) {  // as the recording found it
+        w.add_tree_entry_at(tree[x.tree_index], at);
+      } else {
+        tree_entry t;
+        t.path = at;
+        const uint32_t type = x.mode & S_IFMT;
+        t.mode = type | (x.check_mode ? x.mode & 07777 : default_mode(type));
+        if (x.check_owner) t.uid = x.uid, t.gid = x.gid;
+        t.size = S_ISREG(type) ? x.size : 0;
+        t.allocated = t.size;
+        t.mtime_ns = t.atime_ns = t.ctime_ns = x.check_mtime ? x.mtime_ns : start_realtime;
+        if (S_ISLNK(type)) t.target = w.writer().intern_string(x.target);
+        if (x.check_xattrs)
+          for (const auto& [name, size] : x.xattrs)
+            t.xattrs.push_back({w.writer().intern_string(name), size});
+        t.link_group = x.link_group;
+        t.nlink = x.link_group ? names[x.link_group] : 1;
+        w.writer().add_tree_entry(t);
+      }
+      ++res.tree;
+    }
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!keep[i]) continue;
+    w.thread(list[i].thread, table_at_start[list[i].thread]);
+    w.append(list[i]);
+    ++res.events;
+    if (i < synthetic) ++res.bound;
+  }
+  w.copy_counters();
+  w.finish();
+  return res;
+}
+
+}  // namespace fsrr::transform
