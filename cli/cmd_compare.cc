@@ -15,17 +15,6 @@
 namespace fsrr::cli {
 namespace {
 
-std::atomic<bool> interrupted{false};
-
-// SIGINT/SIGTERM end the compare at the next step; what it made is torn down on the way out.
-void stop_on_signals() {
-  struct sigaction sa {};
-  sa.sa_handler = [](int) { interrupted.store(true); };
-  ::sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
-}
-
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
   out << text;
@@ -124,9 +113,8 @@ command add_compare(CLI::App& app) {
                     fmt::format("{}{} exists (use --force to overwrite it)", o->out, name));
             // read before the long part: a missing chart library fails now, not after it
             const std::string chart_js = lab::chart_js_source();
-            c.cancel = &interrupted;
+            c.cancel = &stop_on_signals();
             c.say = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
-            stop_on_signals();
             const lab::compare_outcome r = lab::run_compare(c);
             write_file(o->out + "/compare.json", r.result.dump(2) + "\n");
             write_file(o->out + "/compare.html", lab::compare_html(r.result, chart_js));

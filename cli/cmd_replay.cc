@@ -11,21 +11,6 @@
 #include "trace_reader.h"
 
 namespace fsrr::cli {
-namespace {
-
-std::atomic<bool> interrupted{false};
-
-// SIGINT/SIGTERM end the replay cleanly: the engine stops, the partial report is written.
-void stop_on_signals() {
-  struct sigaction sa {};
-  sa.sa_handler = [](int) { interrupted.store(true); };
-  ::sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
-}
-
-}  // namespace
-
 command add_replay(CLI::App& app) {
   struct opts {
     std::string file, target, report, data = "zero";
@@ -77,8 +62,7 @@ command add_replay(CLI::App& app) {
               throw trace_error(e.what());
             }
             opt.progress = !o->no_progress;
-            opt.cancel = &interrupted;
-            stop_on_signals();
+            opt.cancel = &stop_on_signals();
             trace_reader trace(o->file);
             if (!o->report.empty()) {
               struct stat a, b;

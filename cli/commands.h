@@ -2,7 +2,9 @@
 // only parse and call into the libraries; they live one per file (cmd_<name>.cc).
 #pragma once
 
+#include <atomic>
 #include <functional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -22,6 +24,11 @@ command add_verify(CLI::App& app);
 command add_compare(CLI::App& app);
 command add_anonymize(CLI::App& app);
 command add_slice(CLI::App& app);
+command add_minimize(CLI::App& app);
+
+// SIGINT and SIGTERM set the returned flag (and no longer end the process): a command that
+// makes things cleans them up and stops at its next step.
+const std::atomic<bool>& stop_on_signals();
 
 // Throws trace_error when `out` is `in` itself (or a link to it): a transform must never write
 // over the trace it reads.

@@ -1,4 +1,5 @@
 // fsrr: parse the command line, run one subcommand, turn a fatal error into one line.
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -11,6 +12,18 @@
 #include "trace_error.h"
 
 namespace fsrr::cli {
+namespace {
+std::atomic<bool> interrupted{false};
+}  // namespace
+
+const std::atomic<bool>& stop_on_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { interrupted.store(true); };
+  ::sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  return interrupted;
+}
 
 void refuse_same_file(const std::string& in, const std::string& out) {
   struct stat a {}, b {};
@@ -30,6 +43,7 @@ int main(int argc, char** argv) {
       fsrr::cli::add_record(app), fsrr::cli::add_snapshot(app), fsrr::cli::add_info(app),
       fsrr::cli::add_dump(app),   fsrr::cli::add_replay(app),   fsrr::cli::add_verify(app),
       fsrr::cli::add_compare(app), fsrr::cli::add_anonymize(app), fsrr::cli::add_slice(app),
+      fsrr::cli::add_minimize(app),
   };
   try {
     app.parse(argc, argv);

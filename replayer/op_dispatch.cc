@@ -555,7 +555,10 @@ void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns)
   ++o.count;
   o.latency.record(latency_ns);
   o.recorded.record(e.dur);
-  if (replayed < 0) ++o.errors;
+  if (replayed < 0) {
+    ++o.errors;
+    ++o.errnos[static_cast<int>(-replayed)];
+  }
   if (difference_) {  // the environment's doing, either side: never a mismatch
     ++o.differences;
     ++stats_.differences;

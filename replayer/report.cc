@@ -48,6 +48,7 @@ void op_stats::merge(const op_stats& o) {
   differences += o.differences;
   latency.merge(o.latency);
   recorded.merge(o.recorded);
+  for (const auto& [e, n] : o.errnos) errnos[e] += n;
 }
 
 void replay_stats::merge(const replay_stats& o, size_t max_listed) {
@@ -133,8 +134,14 @@ std::string report_json(const replay_report& r) {
   for (size_t i = 0; i < op_count; ++i) {
     const op_stats& o = s.ops[i];
     if (o.count == 0) continue;
+    nlohmann::json errnos = nlohmann::json::object();
+    for (const auto& [e, n] : o.errnos) {
+      const char* en = e > 0 ? strerrorname_np(e) : nullptr;
+      errnos[en ? en : fmt::format("errno {}", e)] = n;
+    }
     ops[std::string(name(static_cast<op>(i)))] = {{"count", o.count},
                                                   {"errors", o.errors},
+                                                  {"errnos", std::move(errnos)},
                                                   {"mismatches", o.mismatches},
                                                   {"differences", o.differences},
                                                   {"latency_ns", quantiles(o.latency)},

@@ -5,6 +5,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,7 @@ struct op_stats {
                                // (environment.h): emulated or produced another way
   latency_histogram latency;   // replayed
   latency_histogram recorded;  // the same ops in the recording
+  std::map<int, uint64_t> errnos;  // replayed failures by errno (rare: kept sparse)
   void merge(const op_stats& o);
 };
 

@@ -120,8 +120,9 @@ std::vector<bool> closure(trace_reader& trace, const std::vector<event>& events,
     if (keep[i] || !process_op(e.kind)) continue;
     const bool clone = e.kind == op::clone || e.kind == op::clone3 || e.kind == op::fork ||
                        e.kind == op::vfork;
-    keep[i] = threads_kept.count(e.thread) ||
-              (clone && e.result > 0 && tids_kept.count(static_cast<int32_t>(e.result)));
+    // a kept thread's exec and exit; a clone only of a child that is kept
+    keep[i] = clone ? e.result > 0 && tids_kept.count(static_cast<int32_t>(e.result))
+                    : threads_kept.count(e.thread) > 0;
   }
   // What else an fd a kept event uses goes through: dup, close, fcntl of it.
   for (size_t i = 0; i < n; ++i)

@@ -17,7 +17,7 @@ namespace fsrr::transform {
 //  - made or changed a file or name a kept event uses (a directory on the way included),
 //    going back as far as that takes;
 //  - opened, or closed, an fd a kept event uses;
-//  - are the clone, exec or exit of a thread with kept events.
+//  - are the exec or exit of a thread with kept events, or the clone that made it.
 std::vector<bool> closure(trace_reader& trace, const std::vector<event>& events,
                           const std::vector<thread_info>& threads, const std::vector<bool>& chosen);
 

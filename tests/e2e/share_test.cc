@@ -1,6 +1,7 @@
 // Sharing traces: anonymize, as a user would run it on a recording of their own files.
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -279,4 +280,102 @@ TEST_CASE("slice refuses what it cannot cut", "[share][slice]") {
   CHECK(slice(rec.trace, rec.work / "x.trace", "--path relative/dir", log) == 1);
   CHECK(slice(rec.trace, rec.trace, "--to 1", log) == 1);
   CHECK(slice(rec.trace, rec.work / "x.trace", "--from -1", log) == 1);
+}
+
+namespace {
+
+// A shell workload of a few thousand events, of which a handful make d/found.
+struct recorded_shell {
+  temp_dir work{"/dev/shm"};
+  std::string trace = work / "shell.trace";
+  recorded_shell() {
+    std::ofstream(work / "w.sh") << "for i in $(seq 1 150); do echo data > f$i; done\n"
+                                    "mkdir d\n"
+                                    "echo x > d/needle\n"
+                                    "mv d/needle d/found\n"
+                                    "for i in $(seq 1 150); do read l < f$i; done\n"
+                                    "rm f1 f2\n";
+    REQUIRE(run(fmt::format("cd {} && {} record -o {} -- sh w.sh >{} 2>&1", work.path(),
+                            FSRR_BIN, trace, work / "record.log")) == 0);
+  }
+  static recorded_shell& get() {
+    static recorded_shell r;
+    return r;
+  }
+};
+
+uint64_t events_in(const std::string& trace, const std::string& scratch) {
+  REQUIRE(run(fmt::format("{} info {} --json >{}", FSRR_BIN, trace, scratch)) == 0);
+  return nlohmann::json::parse(slurp(scratch))["events"];
+}
+
+}  // namespace
+
+TEST_CASE("minimize finds the few events a predicate needs, each try confined and cleaned up",
+          "[share][minimize]") {
+  if (!can_record()) return;
+  auto& rec = recorded_shell::get();
+  temp_dir scratch("/dev/shm");
+  const std::string found = rec.work / "d/found", out = rec.work / "min.trace";
+  const std::string predicate = fmt::format("sh -c 'test -f \"$FSRR_TARGET\"{}'", found);
+  REQUIRE(run(fmt::format("{} minimize {} -o {} --scratch {} --quiet -- {} >{} 2>&1", FSRR_BIN,
+                          rec.trace, out, scratch.path(), predicate, rec.work / "min.log")) == 0);
+  INFO(slurp(rec.work / "min.log"));
+  const uint64_t before = events_in(rec.trace, rec.work / "i1.json");
+  const uint64_t after = events_in(out, rec.work / "i2.json");
+  CHECK(before > 1000);
+  CHECK(after * 20 <= before);  // at most 5%
+  CHECK(after >= 3);            // mkdir, the create, the rename at least
+  // every try's trace, report and target are gone
+  CHECK(run(fmt::format("test -z \"$(ls -A {})\"", scratch.path())) == 0);
+  // and the predicate holds on the result, replayed as anyone would
+  temp_dir target("/dev/shm");
+  REQUIRE(run(fmt::format("{} replay {} {} --timing afap --no-progress >/dev/null 2>&1", FSRR_BIN,
+                          out, target.path())) == 0);
+  CHECK(::access((target.path() + found).c_str(), F_OK) == 0);
+  CHECK(::access((target.path() + rec.work / "f3").c_str(), F_OK) != 0);  // the rest went
+}
+
+TEST_CASE("a predicate can read the replay's report: the errnos of each op are in it",
+          "[share][minimize]") {
+  if (!can_record()) return;
+  auto& rec = recorded_shell::get();
+  // interesting: the report counts a renameat2
+  const std::string predicate =
+      "python3 -c 'import json, os, sys; r = json.load(open(os.environ[\"FSRR_REPORT\"])); "
+      "sys.exit(0 if r[\"ops\"].get(\"renameat2\", {}).get(\"count\", 0) >= 1 else 1)'";
+  const std::string out = rec.work / "min2.trace";
+  REQUIRE(run(fmt::format("{} minimize {} -o {} --quiet -- {} >{} 2>&1", FSRR_BIN, rec.trace, out,
+                          predicate, rec.work / "min2.log")) == 0);
+  INFO(slurp(rec.work / "min2.log"));
+  REQUIRE(run(fmt::format("{} dump {} >{}", FSRR_BIN, out, rec.work / "min2.txt")) == 0);
+  const std::string dump = slurp(rec.work / "min2.txt");
+  CHECK(dump.find("renameat2(") != std::string::npos);
+  CHECK(std::count(dump.begin(), dump.end(), '\n') <= 20);
+  // the whole trace's report: each op's failures by errno add up to its errors
+  temp_dir target("/dev/shm");
+  const std::string report = rec.work / "whole.json";
+  REQUIRE(run(fmt::format("{} replay {} {} --timing afap --no-progress --report {} >/dev/null 2>&1",
+                          FSRR_BIN, rec.trace, target.path(), report)) == 0);
+  const auto r = nlohmann::json::parse(slurp(report));
+  uint64_t enoent = 0;
+  for (const auto& [op, s] : r["ops"].items()) {
+    uint64_t sum = 0;
+    for (const auto& [name, n] : s["errnos"].items()) sum += n.get<uint64_t>();
+    INFO(op);
+    CHECK(sum == s["errors"].get<uint64_t>());
+    enoent += s["errnos"].value("ENOENT", 0);
+  }
+  CHECK(enoent > 0);  // the shell looks its commands up along PATH
+}
+
+TEST_CASE("minimize says so when the predicate does not hold on the whole trace",
+          "[share][minimize]") {
+  if (!can_record()) return;
+  auto& rec = recorded_shell::get();
+  const std::string log = rec.work / "never.log";
+  CHECK(run(fmt::format("{} minimize {} -o {} --quiet -- false >{} 2>&1", FSRR_BIN, rec.trace,
+                        rec.work / "never.trace", log)) == 1);
+  CHECK(slurp(log).find("does not hold on the whole trace") != std::string::npos);
+  CHECK(::access((rec.work / "never.trace").c_str(), F_OK) != 0);
 }
