@@ -25,6 +25,7 @@ command add_compare(CLI::App& app);
 command add_anonymize(CLI::App& app);
 command add_slice(CLI::App& app);
 command add_minimize(CLI::App& app);
+command add_export(CLI::App& app);
 
 // SIGINT and SIGTERM set the returned flag (and no longer end the process): a command that
 // makes things cleans them up and stops at its next step.

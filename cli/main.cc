@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
       fsrr::cli::add_record(app), fsrr::cli::add_snapshot(app), fsrr::cli::add_info(app),
       fsrr::cli::add_dump(app),   fsrr::cli::add_replay(app),   fsrr::cli::add_verify(app),
       fsrr::cli::add_compare(app), fsrr::cli::add_anonymize(app), fsrr::cli::add_slice(app),
-      fsrr::cli::add_minimize(app),
+      fsrr::cli::add_minimize(app),  fsrr::cli::add_export(app),
   };
   try {
     app.parse(argc, argv);

@@ -11,7 +11,7 @@ packages=(
   libsodium-dev liblzo2-dev
   # workloads and file systems the tests and benchmarks use
   e2fsprogs xfsprogs btrfs-progs rsync strace attr tar coreutils util-linux zstd bc python3
-  duperemove
+  duperemove fio
   # compare's page: the chart library it inlines, and the browser its test opens it in
   libjs-chart.js chromium
 )

@@ -379,3 +379,45 @@ TEST_CASE("minimize says so when the predicate does not hold on the whole trace"
   CHECK(slurp(log).find("does not hold on the whole trace") != std::string::npos);
   CHECK(::access((rec.work / "never.trace").c_str(), F_OK) != 0);
 }
+
+TEST_CASE("export --fio: fio replays the trace's reads and writes, byte for byte, inside DIR only",
+          "[share][export]") {
+  if (!can_record()) return;
+  auto& rec = recorded_rsync_copy::get();
+  temp_dir notes("/dev/shm");  // what the test writes, apart from what it looks at
+  const std::string dir = rec.work / "fio", listing = notes / "listing";
+  REQUIRE(run(fmt::format("{} export {} --fio {} >{} 2>&1", FSRR_BIN, rec.trace, dir,
+                          notes / "export.log")) == 0);
+  INFO(slurp(notes / "export.log"));
+  const std::string list_outside = fmt::format(
+      "find {} -mindepth 1 -path {} -prune -o -printf '%p %s %T@\\n' | sort >", rec.work.path(),
+      dir);
+  REQUIRE(run(list_outside + listing + ".before") == 0);
+  // no recorded path anywhere in what fio reads
+  REQUIRE(run(fmt::format("! grep -rq {} {}/*.iolog", rec.work / "src", dir)) == 0);
+  REQUIRE(run(fmt::format("cd {} && fio --output-format=json --output={}/out.json {}/fsrr.fio "
+                          ">{}/fio.log 2>&1",
+                          rec.work.path(), dir, dir, dir)) == 0);
+  INFO(slurp(dir + "/fio.log"));
+  const auto j = nlohmann::json::parse(slurp(dir + "/out.json"));
+  uint64_t read = 0, written = 0;
+  size_t jobs = 0;
+  for (const auto& job : j["jobs"]) {
+    CHECK(job["error"] == 0);
+    if (job["jobname"] == "layout") continue;
+    ++jobs;
+    read += job["read"]["io_bytes"].get<uint64_t>();
+    written += job["write"]["io_bytes"].get<uint64_t>();
+  }
+  REQUIRE(run(fmt::format("{} info {} --json >{}", FSRR_BIN, rec.trace, notes / "info.json")) == 0);
+  const auto info = nlohmann::json::parse(slurp(notes / "info.json"));
+  CHECK(jobs == 3);  // rsync's three processes
+  CHECK(read == info["bytes_read"].get<uint64_t>());
+  CHECK(written == info["bytes_written"].get<uint64_t>());
+  // fio wrote beneath DIR/data, and nothing outside DIR changed
+  REQUIRE(run(list_outside + listing + ".after") == 0);
+  CHECK(slurp(listing + ".before") == slurp(listing + ".after"));
+  CHECK(run(fmt::format("test -n \"$(ls -A {}/data)\"", dir)) == 0);
+  // a second export into the same directory is refused: it is not empty
+  CHECK(run(fmt::format("{} export {} --fio {} >/dev/null 2>&1", FSRR_BIN, rec.trace, dir)) == 1);
+}
