@@ -421,3 +421,70 @@ TEST_CASE("export --fio: fio replays the trace's reads and writes, byte for byte
   // a second export into the same directory is refused: it is not empty
   CHECK(run(fmt::format("{} export {} --fio {} >/dev/null 2>&1", FSRR_BIN, rec.trace, dir)) == 1);
 }
+
+namespace {
+
+// Per op: its events and its non-file counts together (the recorder's view of every call).
+std::map<std::string, uint64_t> calls_of(const std::string& trace, const std::string& scratch) {
+  REQUIRE(run(fmt::format("{} info {} --json >{}", FSRR_BIN, trace, scratch)) == 0);
+  const auto j = nlohmann::json::parse(slurp(scratch));
+  std::map<std::string, uint64_t> n;
+  for (const auto& [op, c] : j["ops"].items()) n[op] += c.get<uint64_t>();
+  for (const auto& [kind, ops] : j["nonfile_ops"].items())
+    for (const auto& [op, c] : ops.items()) n[op] += c.get<uint64_t>();
+  n.erase("fd_bind");  // not a syscall: how each tells of an fd it finds open
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("import strace: a real strace of cp -a gives the calls fsrr's own recording has, and "
+          "replays",
+          "[share][import]") {
+  if (!can_record()) return;
+  auto& rec = recorded_rsync_copy::get();
+  const std::string log = rec.work / "cp.strace", imported = rec.work / "cp-imported.trace",
+                    recorded = rec.work / "cp-recorded.trace";
+  REQUIRE(run(fmt::format("cd {} && strace -f -ttt -T -y -s 4096 -o {} cp -a src cp-copy && "
+                          "rm -rf cp-copy",
+                          rec.work.path(), log)) == 0);
+  REQUIRE(run(fmt::format("cd {} && {} record -o {} -- cp -a src cp-copy >/dev/null 2>&1 && "
+                          "rm -rf cp-copy",
+                          rec.work.path(), FSRR_BIN, recorded)) == 0);
+  REQUIRE(run(fmt::format("{} import strace {} -o {} >{}.out 2>&1", FSRR_BIN, log, imported,
+                          imported)) == 0);
+  INFO(slurp(imported + ".out"));
+  const auto a = calls_of(recorded, rec.work / "a.json"), b = calls_of(imported, rec.work / "b.json");
+  CHECK(a.size() >= 15);
+  for (const auto& [op, n] : a) {
+    INFO(op);
+    CHECK(b.count(op) == 1);
+    if (b.count(op)) CHECK(b.at(op) == n);
+  }
+  for (const auto& [op, n] : b) {
+    INFO(op);
+    CHECK(a.count(op) == 1);
+  }
+  REQUIRE(run(fmt::format("{} info {} --json >{}", FSRR_BIN, imported, rec.work / "imp.json")) == 0);
+  CHECK(nlohmann::json::parse(slurp(rec.work / "imp.json"))["derived"] == "import strace");
+  replays_alone(imported, rec.work, "imported-cp");
+}
+
+TEST_CASE("import strace -yy of rsync: the sockets carry the data flow, the copy is a copy",
+          "[share][import]") {
+  if (!can_record()) return;
+  auto& rec = recorded_rsync_copy::get();
+  const std::string log = rec.work / "rsync.strace", imported = rec.work / "rsync-imported.trace";
+  REQUIRE(run(fmt::format("cd {} && strace -f -ttt -T -yy -s 4096 -o {} rsync -aAHX src/ yy-copy "
+                          "&& rm -rf yy-copy",
+                          rec.work.path(), log)) == 0);
+  REQUIRE(run(fmt::format("{} import strace {} -o {} >/dev/null 2>&1", FSRR_BIN, log, imported)) == 0);
+  temp_dir target("/dev/shm");
+  REQUIRE(run(fmt::format("{} replay {} {} --data random --timing afap --no-progress --report {} "
+                          ">/dev/null 2>&1",
+                          FSRR_BIN, imported, target.path(), rec.work / "yy.json")) == 0);
+  const auto r = nlohmann::json::parse(slurp(rec.work / "yy.json"));
+  CHECK(r["mismatches"] == 0);
+  CHECK(r["data_flow"]["written_from"]["reads"] == 900000 + 300 * 301 / 2 * 37);
+  CHECK(run(fmt::format("diff -r {0}{1}/src {0}{1}/yy-copy", target.path(), rec.work.path())) == 0);
+}
