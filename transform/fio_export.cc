@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -52,10 +53,11 @@ bool is_write(op k) {
 struct job_log {
   int32_t tid = 0;
   std::string text = "fio version 3 iolog\n";
-  std::vector<std::string> opened;
+  std::vector<std::string> opened;  // in the order first used
+  std::unordered_set<std::string> open;
   uint64_t last_us = 0;
   void use(const std::string& name, uint64_t us) {
-    if (std::find(opened.begin(), opened.end(), name) != opened.end()) return;
+    if (!open.insert(name).second) return;
     opened.push_back(name);
     text += fmt::format("{} {} add\n{} {} open\n", us, name, us, name);
   }
