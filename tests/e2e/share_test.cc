@@ -116,7 +116,7 @@ TEST_CASE("anonymize leaves none of the names anywhere in the file, and the trac
                         target.path())) == 0);
 }
 
-TEST_CASE("one key maps names the same way every time; another key, another way",
+TEST_CASE("one key maps names the same way every time, another key another way",
           "[share][anonymize]") {
   if (!can_record()) return;
   auto& rec = recorded_secrets::get();

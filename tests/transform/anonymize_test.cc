@@ -32,7 +32,7 @@ TEST_CASE("a digest has the name's length, in a filename-safe alphabet, never a 
   CHECK(ones.size() > 40);  // and they spread over the alphabet
 }
 
-TEST_CASE("one key, one name: one digest; a longer digest extends the shorter") {
+TEST_CASE("one key, one name: one digest, and a longer digest extends the shorter") {
   const auto k = key_of(7);
   CHECK(name_digest(k, "salaries.xlsx", 13) == name_digest(k, "salaries.xlsx", 13));
   CHECK(name_digest(k, "salaries.xlsx", 14).substr(0, 13) == name_digest(k, "salaries.xlsx", 13));
