@@ -181,9 +181,10 @@ TEST_CASE("creating and removing files for seconds does not grow the recorder's 
   // What the recorder keeps about files, fds and tasks is bounded by the live ones.
   CHECK(peak < 200000);
   // Each new inode is also an entry of the trace's file table, whose interning map the trace
-  // writer (format/) keeps for the whole recording: up to 128 bytes a file are allowed here
-  // for it, with the heap's slack; anything kept per event would exceed that many times over.
-  CHECK(late <= early + (8u << 20) + 128 * files);
+  // writer (format/) keeps for the whole recording: up to 256 bytes a file are allowed here
+  // for it, with the heap's slack (88 to 158 were measured, run to run); anything kept per
+  // event (six or more a file here, 96 bytes each at least) would exceed that.
+  CHECK(late <= early + (8u << 20) + 256 * files);
 }
 
 TEST_CASE("SIGKILL mid-recording leaves a trace readable up to its last chunk",
