@@ -99,7 +99,13 @@ bool decompress_frame(std::span<const uint8_t> frame, std::vector<uint8_t>& out,
     return false;
   }
   if (content > max_block_bytes) {
-    error = fmt::format("block claims {} bytes", content);
+    error = fmt::format("block claims {} bytes, more than a block may hold ({})", content,
+                        max_block_bytes);
+    return false;
+  }
+  if (content > frame.size() * max_zstd_expansion) {
+    error = fmt::format("block claims {} bytes, more than a frame of {} bytes can hold", content,
+                        frame.size());
     return false;
   }
   out.resize(content);

@@ -16,7 +16,12 @@ inline constexpr uint32_t footer_magic = 0x184D2A5B;
 inline constexpr uint32_t trailer_magic = 0x45525346;  // "FSRE": last 4 bytes of a closed trace
 inline constexpr size_t hash_bytes = 16;               // BLAKE2b-128 over header/footer payloads
 // Largest block a reader accepts: an untrusted size field must not drive an allocation.
-inline constexpr uint64_t max_block_bytes = 1ull << 30;
+// The most a block may decompress to. The writer's stay far below (8 MiB of events, 64k tree
+// entries, the names interned between two flushes); a claim beyond is refused before memory
+// is sized to it.
+inline constexpr uint64_t max_block_bytes = 256ull << 20;
+// The most zstd can expand a frame by: a 4-byte RLE block yields at most 128 KiB.
+inline constexpr uint64_t max_zstd_expansion = 32768;
 
 // A checksummed skippable frame: [magic][size][payload][blake2b(payload)].
 // `trailer` appends [u32 payload size][trailer_magic] inside the frame.

@@ -25,6 +25,7 @@ struct trace_reader::event_stream::impl {
     std::vector<uint8_t> buf;  // the block, which the decoders read
     std::vector<group_state> groups;  // never resized while cursors point into it
     size_t live = 0;                  // cursors not yet exhausted
+    uint64_t min_ts = 0;              // its chunk's first time, as it says
   };
   std::deque<std::unique_ptr<decoded>> blocks;  // joined blocks still referenced, oldest first
   std::vector<std::unique_ptr<decoded>> spare;  // finished blocks, buffers kept for reuse
@@ -89,6 +90,7 @@ struct trace_reader::event_stream::impl {
       }
       ahead_chunk = b->chunk();  // points into d->buf, which moves with d
       ahead_min = ahead_chunk->min_ts();
+      d->min_ts = ahead_min;
       ahead = std::move(d);
     }
   }
@@ -101,6 +103,11 @@ struct trace_reader::event_stream::impl {
       if (!g.dec->decode(g.batch, batch_events, unknown))
         r->fail_block(c.block->index, g.dec->error());
       r->check_ids(c.block->index, g.batch);
+      // The merge takes a block's events once the stream reaches its first time: events
+      // before it would come out of order.
+      for (const event& e : g.batch)
+        if (e.ts < c.block->min_ts)
+          r->fail_block(c.block->index, "an event before the block's first time");
     }
     c.at = g.batch.data();
     c.end = g.batch.data() + g.batch.size();

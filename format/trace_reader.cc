@@ -205,6 +205,11 @@ void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
       fail_block(i, "path table entries out of sequence");
     const auto* names = d.path_names();
     const size_t blob = names ? names->size() : 0;
+    // The blob is kept for the trace's life: it must hold the names and nothing else.
+    uint64_t named = 0;
+    for (size_t k = 0; k < np; ++k) named += d.path_name_len()->Get(k);
+    if (named != blob)
+      fail_block(i, fmt::format("path names take {} bytes of a blob of {}", named, blob));
     auto& store = name_storage.emplace_back(std::make_unique<char[]>(blob + 1));
     if (blob) std::memcpy(store.get(), names->data(), blob);
     size_t pos = 0;
@@ -227,6 +232,10 @@ void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
   if (ns) {
     if (d.string_first() != strings.size()) fail_block(i, "string table out of sequence");
     const auto* b = d.string_bytes();
+    uint64_t held = 0;
+    for (size_t k = 0; k < ns; ++k) held += d.string_len()->Get(k);
+    if (held != (b ? b->size() : 0))
+      fail_block(i, fmt::format("strings take {} bytes of a blob of {}", held, b ? b->size() : 0));
     size_t pos = 0;
     for (size_t k = 0; k < ns; ++k) {
       const uint32_t n = d.string_len()->Get(k);

@@ -28,6 +28,21 @@ struct object {
 struct node {
   std::shared_ptr<object> obj;
   std::map<std::string, std::unique_ptr<node>> children;
+  node() = default;
+  node(const node&) = delete;
+  node& operator=(const node&) = delete;
+  // Without recursion: a trace may nest directories thousands deep.
+  ~node() {
+    std::vector<std::unique_ptr<node>> todo;
+    for (auto& [name, child] : children) todo.push_back(std::move(child));
+    children.clear();
+    while (!todo.empty()) {
+      std::unique_ptr<node> n = std::move(todo.back());
+      todo.pop_back();
+      for (auto& [name, child] : n->children) todo.push_back(std::move(child));
+      n->children.clear();
+    }
+  }
 };
 
 std::vector<std::string> components(const std::string& p) {
@@ -180,7 +195,7 @@ class end_state_model::impl {
     expected_state s;
     std::unordered_map<const object*, uint32_t> names;
     count_names(root_, names);
-    walk(root_, "", names, s);
+    walk(root_, names, s);
     for (const std::string& p : removed_)
       if (!s.count(p)) s[p].absent = true;
     return s;
@@ -375,21 +390,34 @@ class end_state_model::impl {
     if (gid != UINT32_MAX) o->x.gid = gid;
   }
 
-  void count_names(const node& n, std::unordered_map<const object*, uint32_t>& names) {
-    ++names[n.obj.get()];
-    for (const auto& [name, child] : n.children) count_names(*child, names);
-  }
-  void walk(const node& n, const std::string& p, std::unordered_map<const object*, uint32_t>& names,
-            expected_state& s) {
-    if (!p.empty()) {
-      object& o = *n.obj;
-      if (o.touched && S_ISREG(o.x.mode) && names[&o] > 1 && o.x.link_group == 0)
-        o.x.link_group = next_group_++;
-      if (S_ISREG(o.x.mode) && o.touched) content_of(o);
-      o.x.changed = o.touched;
-      s[p] = o.x;
+  // Both walk the namespace with a stack of their own: a trace may nest thousands deep.
+  void count_names(const node& root, std::unordered_map<const object*, uint32_t>& names) {
+    std::vector<const node*> todo = {&root};
+    while (!todo.empty()) {
+      const node* n = todo.back();
+      todo.pop_back();
+      ++names[n->obj.get()];
+      for (const auto& [name, child] : n->children) todo.push_back(child.get());
     }
-    for (const auto& [name, child] : n.children) walk(*child, p + "/" + name, names, s);
+  }
+  void walk(const node& root, std::unordered_map<const object*, uint32_t>& names,
+            expected_state& s) {
+    std::vector<std::pair<const node*, std::string>> todo = {{&root, ""}};
+    while (!todo.empty()) {
+      auto [n, p] = std::move(todo.back());
+      todo.pop_back();
+      if (!p.empty()) {
+        object& o = *n->obj;
+        if (o.touched && S_ISREG(o.x.mode) && names[&o] > 1 && o.x.link_group == 0)
+          o.x.link_group = next_group_++;
+        if (S_ISREG(o.x.mode) && o.touched) content_of(o);
+        o.x.changed = o.touched;
+        s[p] = o.x;
+      }
+      // in reverse, so that names come off the stack (and get link groups) in order
+      for (auto it = n->children.rbegin(); it != n->children.rend(); ++it)
+        todo.emplace_back(it->second.get(), p + "/" + it->first);
+    }
   }
 
   // A changed file's bytes, as the data flow has them, if it agrees on the size.

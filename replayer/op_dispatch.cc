@@ -68,11 +68,13 @@ namespace {
 // The placed trace path of `p` (trace_reader::placed_path) without its leading "/" for "/"
 // itself. A top's `last` is empty, or with several roots its root's "rootN".
 void append_trace_path(const resolved_path& p, std::string& out) {
-  if (p.up) append_trace_path(*p.up, out);
-  if (p.up || !p.last.empty()) {
-    out += '/';
-    out += p.last;
-  }
+  std::vector<const resolved_path*> chain;  // leaf first: no recursion, whatever the depth
+  for (const resolved_path* q = &p; q; q = q->up) chain.push_back(q);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+    if ((*it)->up || !(*it)->last.empty()) {
+      out += '/';
+      out += (*it)->last;
+    }
 }
 
 }  // namespace
@@ -91,9 +93,20 @@ path_cache::~path_cache() = default;
 const resolved_path* path_cache::get(path_id id) {
   if (id == no_id || id >= index_.size()) return nullptr;
   if (index_[id]) return index_[id];
+  // Ancestors first, from the nearest one resolved: no recursion, whatever the depth.
+  std::vector<path_id> chain;
+  for (path_id q = reader_.path(id).parent; q != no_id && q < index_.size() && !index_[q];
+       q = reader_.path(q).parent)
+    chain.push_back(q);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) resolve(*it);
+  return resolve(id);
+}
+
+const resolved_path* path_cache::resolve(path_id id) {
+  if (index_[id]) return index_[id];
   const path_entry& entry = reader_.path(id);
   const bool top = entry.parent == no_id;
-  const resolved_path* up = top ? nullptr : get(entry.parent);
+  const resolved_path* up = top || entry.parent >= index_.size() ? nullptr : index_[entry.parent];
   resolved_path& p = entries_.emplace_back();
   p.parent = entry.parent;
   p.up = up;

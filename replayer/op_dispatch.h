@@ -51,6 +51,7 @@ class path_cache {
   const resolved_path* get(path_id id);  // nullptr for no_id or an unknown id
 
  private:
+  const resolved_path* resolve(path_id id);  // its parent resolved already
   trace_reader& reader_;
   const target_root& target_;
   std::deque<resolved_path> entries_;

@@ -69,11 +69,15 @@ std::vector<uint8_t> bare_header() {
 
 // Block 0: the root path, thread 1 ("sh"), and `count` events of thread 1 whose four columns
 // hold `column_bytes` zeros each.
-std::vector<uint8_t> events_block(uint32_t count, size_t column_bytes) {
+// `blob`: bytes of the path-name blob beyond the names (none: 0); `min_ts`: what the chunk says
+// its first time is.
+std::vector<uint8_t> events_block(uint32_t count, size_t column_bytes, size_t blob = 0,
+                                  uint64_t min_ts = 0) {
   flatbuffers::FlatBufferBuilder fbb;
   const std::vector<uint8_t> zeros(column_bytes, 0);
   const auto parent = fbb.CreateVector(std::vector<uint32_t>{0});
   const auto name_len = fbb.CreateVector(std::vector<uint32_t>{0});
+  const auto names = fbb.CreateVector(std::vector<uint8_t>(blob, 'x'));
   const auto string_len = fbb.CreateVector(std::vector<uint32_t>{2});
   const auto string_bytes = fbb.CreateVector(std::vector<uint8_t>{'s', 'h'});
   const auto one = fbb.CreateVector(std::vector<int32_t>{1});
@@ -82,6 +86,7 @@ std::vector<uint8_t> events_block(uint32_t count, size_t column_bytes) {
   d.add_path_first(1);
   d.add_path_parent(parent);
   d.add_path_name_len(name_len);
+  if (blob) d.add_path_names(names);
   d.add_string_first(1);
   d.add_string_len(string_len);
   d.add_string_bytes(string_bytes);
@@ -105,6 +110,7 @@ std::vector<uint8_t> events_block(uint32_t count, size_t column_bytes) {
   const auto groups = fbb.CreateVector(std::vector{group});
   fb::ChunkBuilder c(fbb);
   c.add_events(count);
+  c.add_min_ts(min_ts);
   c.add_threads(groups);
   const auto chunk = c.Finish();
   fb::BlockBuilder b(fbb);
@@ -254,4 +260,37 @@ TEST_CASE("a footer whose block index is misaligned is refused") {
   write_payloads(dir / "t.trace", {bare_header(), footer}, fuzz::flag_footer);
   CHECK(read_error(dir / "t.trace") ==
         dir / "t.trace" + ": footer: a column of 8-byte values is misaligned");
+}
+
+TEST_CASE("a path-name blob holding more than its names is refused, not kept") {
+  // Every block's blob is kept for the reader's life: a block could pin megabytes for a name.
+  test::temp_dir dir;
+  write_payloads(dir / "t.trace", {bare_header(), events_block(1, 1, 1 << 20)});
+  CHECK(read_error(dir / "t.trace") ==
+        dir / "t.trace" + ": block 0 at offset 108: path names take 0 bytes of a blob of 1048576");
+}
+
+TEST_CASE("a frame claiming more than zstd could make of it is refused before memory is sized") {
+  // 13 bytes: magic, a header with a 4-byte content size of 1 GiB, one RLE block of 1000 bytes.
+  // The reader sized its buffer to the claim first: a few such frames pinned gigabytes.
+  const std::vector<uint8_t> frame = {0x28, 0xb5, 0x2f, 0xfd, 0xa0, 0x00, 0x00, 0x00,
+                                      0x40, 0x43, 0x1f, 0x00, 0x00};
+  std::vector<uint8_t> out;
+  std::string error;
+  CHECK_FALSE(container::decompress_frame(frame, out, error));
+  CHECK(error == "block claims 1073741824 bytes, more than a block may hold (268435456)");
+  std::vector<uint8_t> modest = frame;  // 1 MiB: within the cap, not within 13 bytes' reach
+  modest[7] = 0x10, modest[8] = 0x00;
+  CHECK_FALSE(container::decompress_frame(modest, out, error));
+  CHECK(error == "block claims 1048576 bytes, more than a frame of 13 bytes can hold");
+  CHECK(out.capacity() < (1u << 20));
+}
+
+TEST_CASE("a block whose events come before the first time it claims is refused") {
+  // The merge joins a block once the stream reaches its claimed first time: a lie put its
+  // events out of time order.
+  test::temp_dir dir;
+  write_payloads(dir / "t.trace", {bare_header(), events_block(3, 3, 0, 5'000'000'000)});
+  CHECK(read_error(dir / "t.trace") ==
+        dir / "t.trace" + ": block 0 at offset 108: an event before the block's first time");
 }

@@ -2,10 +2,16 @@
 // outside the target.
 #include <sys/stat.h>
 
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include "replay.h"
 #include "temp_dir.h"
+#include "trace_builder.h"
+#include "loop_fs.h"
 #include "trace_reader.h"
 #include "trace_writer.h"
 
@@ -148,4 +154,46 @@ TEST_CASE("a map made in code, not parsed, is held to the same rule") {
   CHECK(plain_path("/data/src"));
   CHECK_FALSE(plain_path("/data/.."));
   CHECK_FALSE(plain_path(""));
+}
+
+TEST_CASE("a directory chain 2000 deep replays and verifies on a 512 KiB stack") {
+  // Paths, their resolution, the end state and its teardown all went by recursion, one
+  // frame a component.
+  test::temp_dir tmp("/dev/shm");
+  const std::string trace = tmp / "deep.trace";
+  std::string deep;
+  {
+    test::trace_builder b(trace);
+    const thread_id t = b.thread(100, 100, 1);
+    for (int i = 0; i < 2000; ++i) {
+      deep += "/d";
+      b.tree_dir(deep);
+    }
+    b.tree_file(deep + "/f", 10);
+    event& o = b.next(t, op::openat, 3);
+    o.path = b.path(deep + "/g");
+    o.file = b.file(7);
+    o.flags = O_WRONLY | O_CREAT;
+    event& w = b.next(t, op::write, 5);
+    w.fd = 3, w.file = b.file(7), w.size = 5;
+    event& c = b.next(t, op::close, 0);
+    c.fd = 3, c.file = b.file(7);
+    b.finish();
+  }
+  REQUIRE(deep.size() == 4000);
+  const std::string target = tmp / "target";
+  REQUIRE(::mkdir(target.c_str(), 0755) == 0);
+  const auto log = [&] {
+    std::ifstream in(tmp / "log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const auto small_stack = [&](const std::string& cmd) {
+    return test::run(fmt::format("sh -c 'ulimit -s 512 && {} >{} 2>&1'", cmd, tmp / "log"));
+  };
+  CHECK(small_stack(fmt::format("{} replay {} {} --timing afap --no-progress", FSRR_BIN, trace,
+                                target)) == 0);
+  INFO(log());
+  CHECK(small_stack(fmt::format("{} verify {} {} --content", FSRR_BIN, trace, target)) == 0);
+  INFO(log());
+  CHECK(small_stack(fmt::format("{} info {} --json", FSRR_BIN, trace)) == 0);
 }
