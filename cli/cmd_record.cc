@@ -113,12 +113,20 @@ command add_record(CLI::App& app) {
             o->ring_bytes = recorder::parse_size(*ring);
             o->leave_for_exit = true;  // fsrr exits once it has printed the summary
             if (o->ring_bytes == 0)
-              throw trace_error(fmt::format("--ring-buffer {}: not a size (try 64M)", *ring));
+              throw status_error(2, fmt::format("--ring-buffer {}: not a size (try 64M)", *ring));
             if (!max_size->empty() && !(o->max_bytes = recorder::parse_size(*max_size)))
-              throw trace_error(fmt::format("--max-size {}: not a size (try 1G)", *max_size));
+              throw status_error(2, fmt::format("--max-size {}: not a size (try 1G)", *max_size));
             o->duration_ns = static_cast<uint64_t>(*duration * 1e9);
-            const recorder::record_result r = recorder::record(*o, print_summary(*o));
-            return r.exit_status;
+            // record's own failures are 125, not 1, so that a script tells them from a
+            // command that exited 1 (126 and 127: the command could not be run, or found)
+            try {
+              const recorder::record_result r = recorder::record(*o, print_summary(*o));
+              return r.exit_status;
+            } catch (const status_error&) {
+              throw;
+            } catch (const std::exception& e) {
+              throw status_error(125, e.what());
+            }
           }};
 }
 

@@ -49,12 +49,16 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e) == 0 ? 0 : 2;  // --help, --version; any other: a usage error
   }
   for (const auto& c : commands) {
     if (!c.app->parsed()) continue;
     try {
       return c.run();
+    } catch (const fsrr::status_error& e) {
+      std::fflush(stdout);
+      fmt::print(stderr, "fsrr: {}\n", e.what());
+      return e.status;
     } catch (const std::exception& e) {
       std::fflush(stdout);
       fmt::print(stderr, "fsrr: {}\n", e.what());

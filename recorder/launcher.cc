@@ -22,7 +22,8 @@ namespace {
 std::string find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) {
     if (::access(name.c_str(), X_OK) == 0) return name;
-    throw trace_error(fmt::format("cannot run {}: {}", name, std::strerror(errno)));
+    const int e = errno;
+    throw status_error(e == ENOENT ? 127 : 126, fmt::format("cannot run {}: {}", name, std::strerror(e)));
   }
   const char* path = std::getenv("PATH");
   std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
@@ -36,7 +37,7 @@ std::string find_program(const std::string& name) {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
     pos = colon + 1;
   }
-  throw trace_error(fmt::format("{}: command not found", name));
+  throw status_error(127, fmt::format("{}: command not found", name));
 }
 
 int shell_status(const siginfo_t& info) {

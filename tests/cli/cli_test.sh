@@ -69,7 +69,22 @@ echo "not a trace" >"$work/text"
 expect 1 "not an fsrr trace" -- "$fsrr" info "$work/text"
 expect 1 "No such file or directory" -- "$fsrr" dump "$work/none.trace"
 
-for sub in record snapshot info dump replay verify; do
+# exit statuses: 0; 1 fsrr failed; 2 usage; record: the command's own, 126/127 when it cannot
+# be run or found, 125 when fsrr fails (as env, timeout and nice)
+expect 2 "" -- "$fsrr" info "$work/s.trace" --no-such-option
+expect 2 "" -- "$fsrr" replay
+if [[ $(id -u) == 0 && -e /sys/kernel/btf/vmlinux ]]; then
+  expect 3 "" -- "$fsrr" record -o "$work/r1.trace" -- sh -c 'exit 3'
+  expect 127 "command not found" -- "$fsrr" record -o "$work/r2.trace" -- no-such-program-anywhere
+  printf 'not a program\n' >"$work/plain"
+  chmod 0644 "$work/plain"
+  expect 126 "cannot run" -- "$fsrr" record -o "$work/r3.trace" -- "$work/plain"
+  expect 127 "cannot run" -- "$fsrr" record -o "$work/r4.trace" -- "$work/missing/prog"
+  expect 125 "exists" -- "$fsrr" record -o "$work/r1.trace" -- true
+  expect 2 "not a size" -- "$fsrr" record -o "$work/r5.trace" --ring-buffer lots -- true
+fi
+
+for sub in record snapshot info dump replay verify compare anonymize slice minimize export import; do
   "$fsrr" "$sub" --help >/dev/null 2>&1 || { echo "FAIL: fsrr $sub --help"; failures=$((failures + 1)); }
 done
 "$fsrr" frobnicate >/dev/null 2>&1 && { echo "FAIL: an unknown subcommand succeeded"; failures=$((failures + 1)); }
