@@ -394,7 +394,7 @@ int replay(const std::string& trace_path, const std::string& target_dir) {
   target_root target(target_dir);
   const data_source data(data_spec{});
   prepare_options popt;
-  popt.owners = ::geteuid() == 0;
+  popt.privilege.owners = ::geteuid() == 0;  // as cp -a, which it is measured against
   const bool reuse = std::getenv("FSRR_BENCH_SKIP_PREPARE");
   const prepare_result p = reuse ? prepare_result{} : prepare_tree(trace, target, data, popt);
   if (p.errors) fmt::print(stderr, "prepare: {} errors\n", p.errors);

@@ -51,6 +51,16 @@ command add_replay(CLI::App& app) {
                 "systems (EXDEV between two mounts, FICLONE on a file system without reflinks, "
                 "...): by default their recorded result is taken, and counted under "
                 "differences, so the program's recorded path is replayed");
+  sub->add_flag("--owners", o->r.privilege.owners,
+                "Give files their recorded owners (needs root); otherwise they are the "
+                "replaying user's and chown calls change nothing");
+  sub->add_flag("--keep-privileged", o->r.privilege.keep_privileged,
+                "Make set-uid/set-gid bits and security.*/trusted.* xattrs as recorded; by "
+                "default they are left out (a shared trace must not hand out privileges). "
+                "Device nodes are never made");
+  sub->add_flag("--no-space-check", [o](int64_t) { o->r.space_check = false; },
+                "Build the initial tree even where the target lacks the free space or inodes "
+                "it needs (a compressing file system may fit it)");
   sub->add_flag("--no-progress", o->no_progress, "No progress line on a terminal");
   return {sub, [o] {
             replay_options opt = o->r;

@@ -14,7 +14,7 @@ command add_verify(CLI::App& app) {
   struct opts {
     std::string file, target;
     std::vector<std::string> maps;
-    bool no_times = false, owners = false, content = false;
+    bool no_times = false, owners = false, content = false, keep_privileged = false;
     std::string data = "zero";
     double dedupe = 0;
     uint64_t seed = 0;
@@ -27,7 +27,11 @@ command add_verify(CLI::App& app) {
   sub->add_option("TARGET", o->target, "Directory the trace was replayed into")->required();
   sub->add_option("--map", o->maps, "FROM=TO, as given to replay")->allow_extra_args(false);
   sub->add_flag("--no-times", o->no_times, "Do not compare modification times");
-  sub->add_flag("--owners", o->owners, "Compare owners too (replays running as root set them)");
+  sub->add_flag("--owners", o->owners,
+                "Compare owners too (a replay sets them with --owners, as root)");
+  sub->add_flag("--keep-privileged", o->keep_privileged,
+                "Compare set-uid/set-gid bits and security.*/trusted.* xattrs too (a replay "
+                "makes them with --keep-privileged)");
   sub->add_flag("--content", o->content,
                 "Compare every file's bytes too: copies equal their sources, the rest the "
                 "generated data of --data and --seed, as given to replay");
@@ -53,6 +57,7 @@ command add_verify(CLI::App& app) {
                 trace.summary().events > 0 ? expected_end_state(trace) : expected_from_tree(trace);
             verify_options vo;
             vo.owners = o->owners;
+            vo.keep_privileged = o->keep_privileged;
             vo.times = !o->no_times;
             vo.content = data ? &*data : nullptr;
             const auto diffs = compare(expected, target, vo);

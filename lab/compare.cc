@@ -163,6 +163,9 @@ class comparison {
       ro.ratios = ratios_;
       ro.timing = o_.timing;
       ro.issue_all = o_.issue_all;
+      // Owners as recorded when root: a chown to another owner is the work a file system is
+      // measured doing. Set-id bits and privileged xattrs stay out (privilege.h).
+      ro.privilege.owners = ::geteuid() == 0;
       ro.cancel = o_.cancel;
       if (o_.drop_caches) ro.between = [&] { timed(cost.drop_ns, drop_caches); };
       const replay_outcome out = run_replay(trace_, ro);

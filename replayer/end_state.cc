@@ -388,6 +388,12 @@ class end_state_model::impl {
     o->x.check_owner = true;
     if (uid != UINT32_MAX) o->x.uid = uid;
     if (gid != UINT32_MAX) o->x.gid = gid;
+    // A chown clears a non-directory's set-uid bit, and its set-gid bit where that means
+    // set-group-id rather than mandatory locking (group execute on), whoever calls it.
+    if (!S_ISDIR(o->x.mode)) {
+      o->x.mode &= ~uint32_t{S_ISUID};
+      if (o->x.mode & S_IXGRP) o->x.mode &= ~uint32_t{S_ISGID};
+    }
   }
 
   // Both walk the namespace with a stack of their own: a trace may nest thousands deep.

@@ -238,6 +238,7 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
       lanes_(r.thread_count() + 1) {
   shared_.strict = o.strict;
   shared_.issue_all = o.issue_all;
+  shared_.privilege = o.privilege;
   shared_.listed_mismatches = o.listed_mismatches;
   depth_ = static_cast<uint32_t>(
       std::clamp<size_t>(clock_.timed() ? o.timed_queue_limit : o.queue_depth, 16, 1u << 30));

@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "data_source.h"
+#include "privilege.h"
 #include "report.h"
 #include "schedule.h"
 #include "target.h"
@@ -28,6 +29,7 @@ struct engine_options {
   schedule_options timing;
   bool strict = false;            // stop at the first result that differs from the recording
   bool issue_all = false;         // issue calls whose recorded failure was environmental
+  privilege_options privilege;    // owners, set-id bits, privileged xattrs (privilege.h)
   size_t listed_mismatches = 10;  // how many mismatches the report lists
   // afap: ops handed ahead to one replay thread before the dispatcher waits for it.
   size_t queue_depth = 4096;

@@ -18,6 +18,8 @@ constexpr env_row rows[] = {
     {env_cause::no_xattr, "no_xattr", "xattrs or ACLs not supported (EOPNOTSUPP)"},
     {env_cause::link_limit, "link_limit", "too many links (EMLINK)"},
     {env_cause::name_too_long, "name_too_long", "name too long for the file system (ENAMETOOLONG)"},
+    {env_cause::privileged, "privileged",
+     "security.* or trusted.* xattr call not issued (replays run without --keep-privileged)"},
 };
 static_assert(std::size(rows) == static_cast<size_t>(env_cause::count));
 

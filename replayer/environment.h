@@ -28,6 +28,7 @@ enum class env_cause : uint8_t {
   no_xattr,      // xattrs or ACLs not supported (or not this namespace)
   link_limit,    // EMLINK: more links than the file system allows
   name_too_long, // ENAMETOOLONG: a longer name than the file system allows
+  privileged,    // a security.*/trusted.* xattr call left out (no --keep-privileged)
   count
 };
 

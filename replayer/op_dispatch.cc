@@ -280,11 +280,11 @@ int64_t op_runner::open_file(const work_item& w) {
         e.kind != op::openat2 && !w.p1->is_root() && (!(flags & O_PATH) || (flags & O_NOFOLLOW));
     const int d = direct ? dir_fd(w.p1) : -EXDEV;
     if (d >= 0) {
-      fd = ::openat(d, w.p1->name(), flags | O_NOFOLLOW | O_CLOEXEC, e.mode);
+      fd = ::openat(d, w.p1->name(), flags | O_NOFOLLOW | O_CLOEXEC, mode_of(e));
       if (fd < 0) fd = -errno;
     }
     if (d < 0 || (fd == -ELOOP && !(flags & O_NOFOLLOW)))
-      fd = s_.target.open(w.p1->at, flags, e.mode, resolve);
+      fd = s_.target.open(w.p1->at, flags, mode_of(e), resolve);
   }
   if (fd >= 0 && ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))) ++stats_.files;
   if (!w.fx.opened) {
@@ -611,6 +611,10 @@ uint64_t op_runner::run(const work_item& w) {
   if (recorded_env && !s_.issue_all) {
     r = e.result;
     difference_ = true;
+  } else if (withheld(w)) {
+    r = e.result;
+    difference_ = true;
+    cause_ = env_cause::privileged;
   } else {
     r = issue(w);
     if (r != not_issued && r < 0 && e.result >= 0 && env_cause_of(e, r, cause_)) {
@@ -625,6 +629,15 @@ uint64_t op_runner::run(const work_item& w) {
   if (r != not_issued)
     note_time(t0, stats_.bytes_read - read0, stats_.bytes_written - written0);
   return took;
+}
+
+bool op_runner::withheld(const work_item& w) const {
+  if (s_.privilege.keep_privileged || info(w.ev.kind).cls != op_class::xattr || !w.text)
+    return false;
+  const op k = w.ev.kind;
+  const bool list = k == op::listxattr || k == op::llistxattr || k == op::flistxattr ||
+                    k == op::listxattrat;
+  return !list && privileged_xattr(*w.text);
 }
 
 void op_runner::note_time(uint64_t start_tick, uint64_t read, uint64_t written) {

@@ -20,6 +20,7 @@
 #include "event.h"
 #include "fd_map.h"
 #include "ordering.h"
+#include "privilege.h"
 #include "report.h"
 #include "schedule.h"
 #include "target.h"
@@ -114,6 +115,7 @@ struct replay_shared {
   bool zero_data = false;  // the data source yields only zeros: buffers need no filling
   bool strict = false;
   bool issue_all = false;  // issue calls whose recorded failure came from the environment
+  privilege_options privilege;
   size_t listed_mismatches = 10;
   handle_table handles;
   std::atomic<bool> stop{false};
@@ -173,6 +175,10 @@ class op_runner {
   int64_t name_op(const work_item& w);
   int64_t meta_op(const work_item& w);
   int64_t attr_op(const work_item& w);
+  // The mode a create or chmod gives: set-id bits only when kept (privilege.h).
+  uint32_t mode_of(const event& e) const { return replay_mode(e.mode, s_.privilege); }
+  // A call the privilege options leave out: a privileged xattr's set, get or remove.
+  bool withheld(const work_item& w) const;
   int64_t xattr_op(const work_item& w);
   int64_t file_attr_op(const work_item& w);
   int64_t truncate_path(const work_item& w);

@@ -137,11 +137,11 @@ int64_t op_runner::name_op(const work_item& w) {
   switch (e.kind) {
     case op::mkdir:
     case op::mkdirat:
-      return sys(::mkdirat(d1, n1, e.mode));
+      return sys(::mkdirat(d1, n1, mode_of(e)));
     case op::mknod:
     case op::mknodat:
       if (S_ISCHR(e.mode) || S_ISBLK(e.mode)) return not_issued;  // never create devices
-      return sys(::mknodat(d1, n1, e.mode, 0));
+      return sys(::mknodat(d1, n1, mode_of(e), 0));
     case op::rmdir:
       r = sys(::unlinkat(d1, n1, AT_REMOVEDIR));
       break;
@@ -292,10 +292,15 @@ int64_t op_runner::meta_op(const work_item& w) {
 int64_t op_runner::attr_op(const work_item& w) {
   const event& e = w.ev;
   const bool follow = follows(e);
-  const uint32_t uid = static_cast<uint32_t>(e.aux >> 32), gid = static_cast<uint32_t>(e.aux);
+  // Without --owners a chown is still issued, as chown(-1, -1): the same look-up and
+  // permission check, no change of owner.
+  const bool owners = s_.privilege.owners;
+  const uint32_t uid = owners ? static_cast<uint32_t>(e.aux >> 32) : UINT32_MAX;
+  const uint32_t gid = owners ? static_cast<uint32_t>(e.aux) : UINT32_MAX;
+  const uint32_t mode = mode_of(e);
   switch (e.kind) {
     case op::fchmod:
-      return fd_of(w.fx.h1) < 0 ? -EBADF : sys(::fchmod(fd_of(w.fx.h1), e.mode));
+      return fd_of(w.fx.h1) < 0 ? -EBADF : sys(::fchmod(fd_of(w.fx.h1), mode));
     case op::fchown:
       return fd_of(w.fx.h1) < 0 ? -EBADF : sys(::fchown(fd_of(w.fx.h1), uid, gid));
     case op::chmod:
@@ -304,15 +309,15 @@ int64_t op_runner::attr_op(const work_item& w) {
       int64_t r = -EOPNOTSUPP;
       const int d = dir_fd(w.p1);
       if (d >= 0)
-        r = sys(::syscall(nr::fchmodat2, d, w.p1->name(), e.mode, AT_SYMLINK_NOFOLLOW));
+        r = sys(::syscall(nr::fchmodat2, d, w.p1->name(), mode, AT_SYMLINK_NOFOLLOW));
       else if (d != -EBUSY)
         return d;
       if (r != -EOPNOTSUPP && r != -ENOSYS) return r;
       if (r == -EOPNOTSUPP && !follow && d >= 0) return r;  // a symlink's own mode
       owned_fd f{open_path(w.p1, O_PATH | (follow ? 0 : O_NOFOLLOW))};
       if (f.fd < 0) return f.fd;
-      r = sys(::syscall(nr::fchmodat2, f.fd, "", e.mode, AT_EMPTY_PATH));
-      if (r == -ENOSYS) r = sys(::chmod(proc_fd(f.fd).c_str(), e.mode));
+      r = sys(::syscall(nr::fchmodat2, f.fd, "", mode, AT_EMPTY_PATH));
+      if (r == -ENOSYS) r = sys(::chmod(proc_fd(f.fd).c_str(), mode));
       return r;
     }
     case op::chown:

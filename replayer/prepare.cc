@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "syscall_nr.h"
+#include "trace_error.h"
 #include "xattr_value.h"
 
 namespace fsrr {
@@ -136,7 +138,7 @@ class worker {
     if (fd < 0) return error(e, "create", -fd);
     if (write_data(e, fd)) {
       set_xattrs(e, fd);
-      set_owner_mode_times(e, fd, (e.mode & 07777) != (e.mode & 0777 & ~umask_));
+      set_owner_mode_times(e, fd, (e.mode & 07777) != (e.mode & 0777 & ~umask_));  // set-id too
       ++r.files;
     }
     ::close(fd);
@@ -180,7 +182,7 @@ class worker {
     if (::symlinkat(trace_.string(e.target).c_str(), parent, name.c_str()) != 0) {
       error(e, "symlink", errno);
     } else {
-      if (opt_.owners) ::fchownat(parent, name.c_str(), e.uid, e.gid, AT_SYMLINK_NOFOLLOW);
+      if (owners()) ::fchownat(parent, name.c_str(), e.uid, e.gid, AT_SYMLINK_NOFOLLOW);
       const timespec t[2] = {to_timespec(e.atime_ns), to_timespec(e.mtime_ns)};
       ::utimensat(parent, name.c_str(), t, AT_SYMLINK_NOFOLLOW);
       ++r.symlinks;
@@ -197,8 +199,8 @@ class worker {
     } else {
       const int fd = ::openat(parent, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
       if (fd >= 0) {
-        if (opt_.owners) ::fchownat(fd, "", e.uid, e.gid, AT_EMPTY_PATH);
-        ::syscall(nr::fchmodat2, fd, "", e.mode & 07777, AT_EMPTY_PATH);
+        if (owners()) ::fchownat(fd, "", e.uid, e.gid, AT_EMPTY_PATH);
+        ::syscall(nr::fchmodat2, fd, "", mode_of(e), AT_EMPTY_PATH);
         const timespec t[2] = {to_timespec(e.atime_ns), to_timespec(e.mtime_ns)};
         ::utimensat(fd, "", t, AT_EMPTY_PATH);
         ::close(fd);
@@ -211,6 +213,10 @@ class worker {
   void set_xattrs(const tree_entry& e, int fd) {
     for (const auto& x : e.xattrs) {
       const std::string& name = trace_.string(x.name);
+      if (!opt_.privilege.keep_privileged && privileged_xattr(name)) {
+        ++r.withheld;
+        continue;
+      }
       const auto value = xattr_value(name, x.size, data_, content_key(e.path));
       if (::fsetxattr(fd, name.c_str(), value.data(), value.size(), 0) == 0)
         ++r.xattrs;
@@ -222,11 +228,19 @@ class worker {
   // chown before chmod: chown clears set-id bits. A new file already belongs to us, so the
   // common case needs neither call.
   void set_owner_mode_times(const tree_entry& e, int fd, bool chmod) {
-    const bool chown = opt_.owners && (e.uid != euid_ || e.gid != egid_);
+    const bool chown = owners() && (e.uid != euid_ || e.gid != egid_);
     if (chown && ::fchown(fd, e.uid, e.gid) != 0) error(e, "chown", errno);
-    if ((chmod || chown) && ::fchmod(fd, e.mode & 07777) != 0) error(e, "chmod", errno);
+    if ((chmod || chown) && ::fchmod(fd, mode_of(e)) != 0) error(e, "chmod", errno);
     const timespec t[2] = {to_timespec(e.atime_ns), to_timespec(e.mtime_ns)};
     if (::futimens(fd, t) != 0) error(e, "set times", errno);
+  }
+
+  bool owners() const { return opt_.privilege.owners; }
+  // The recorded permission bits, set-id ones only when kept (counted once per entry).
+  mode_t mode_of(const tree_entry& e) {
+    const mode_t m = replay_mode(e.mode & 07777, opt_.privilege);
+    if (m != (e.mode & 07777)) ++r.withheld;
+    return m;
   }
 
   trace_reader& trace_;
@@ -250,17 +264,106 @@ void merge(prepare_result& into, const prepare_result& r) {
   into.skipped += r.skipped;
   into.bytes += r.bytes;
   into.xattrs += r.xattrs;
+  into.withheld += r.withheld;
   into.errors += r.errors;
   into.first_errors.insert(into.first_errors.end(), r.first_errors.begin(),
                            r.first_errors.end());
 }
 
+// Entries beneath a path of options.in_place are there already.
+bool kept_in_place(const prepare_options& options, const std::string& p) {
+  for (const std::string& prefix : options.in_place)
+    if (p.starts_with(prefix) && (p.size() == prefix.size() || p[prefix.size()] == '/'))
+      return true;
+  return false;
+}
+
+uint64_t round_up(uint64_t n, uint64_t unit) {
+  return unit ? (n + unit - 1) / unit * unit : n;
+}
+
 }  // namespace
+
+std::vector<space_need> tree_needs(trace_reader& trace, const target_root& target,
+                                   const prepare_options& options) {
+  // One file system a root: its block size rounds each file's data up.
+  struct fs {
+    dev_t dev;
+    uint64_t unit;
+  };
+  std::vector<space_need> needs;
+  std::vector<fs> of_root;  // parallel to needs
+  std::unordered_map<uint32_t, bool> group_seen;
+  for (const tree_entry& e : trace.tree()) {
+    const std::string p = trace.placed_path(e.path);
+    if (!options.in_place.empty() && kept_in_place(options, p)) continue;
+    const auto at = target.locate(p);
+    if (!at) continue;  // refused, and reported, by prepare itself
+    size_t i = 0;
+    while (i < needs.size() && needs[i].root != at->root) ++i;
+    if (i == needs.size()) {
+      struct statvfs v {};
+      struct stat st {};
+      if (::fstatvfs(at->root, &v) != 0 || ::fstat(at->root, &st) != 0) continue;
+      needs.push_back({at->root, 0, 0});
+      of_root.push_back({st.st_dev, v.f_frsize ? v.f_frsize : v.f_bsize});
+    }
+    if (e.link_group != 0 && S_ISREG(e.mode) && !group_seen.try_emplace(e.link_group).second)
+      continue;  // another name of an inode counted already
+    ++needs[i].inodes;
+    if (!S_ISREG(e.mode)) continue;
+    uint64_t data = 0;
+    if (e.extents.empty()) {
+      data = e.size;
+    } else {
+      for (const auto& x : e.extents)
+        if (x.offset < e.size) data += std::min(x.length, e.size - x.offset);
+    }
+    needs[i].bytes += round_up(data, of_root[i].unit);
+  }
+  // Roots on one file system share its free space.
+  std::vector<space_need> merged;
+  std::vector<dev_t> devs;
+  for (size_t i = 0; i < needs.size(); ++i) {
+    size_t j = 0;
+    while (j < devs.size() && devs[j] != of_root[i].dev) ++j;
+    if (j == devs.size()) {
+      devs.push_back(of_root[i].dev);
+      merged.push_back(needs[i]);
+    } else {
+      merged[j].bytes += needs[i].bytes;
+      merged[j].inodes += needs[i].inodes;
+    }
+  }
+  return merged;
+}
+
+void check_space(trace_reader& trace, const target_root& target, const prepare_options& options) {
+  const bool root = ::geteuid() == 0;  // the reserved blocks are ours too
+  for (const space_need& n : tree_needs(trace, target, options)) {
+    struct statvfs v {};
+    if (::fstatvfs(n.root, &v) != 0) continue;
+    const uint64_t unit = v.f_frsize ? v.f_frsize : v.f_bsize;
+    const uint64_t free_bytes = (root ? v.f_bfree : v.f_bavail) * unit;
+    if (n.bytes > free_bytes)
+      throw trace_error(fmt::format(
+          "the initial tree needs {} bytes on the file system of {}, which has {} bytes free "
+          "(--no-space-check to try anyway)",
+          n.bytes, target.path_of(n.root), free_bytes));
+    const uint64_t free_inodes = root ? v.f_ffree : v.f_favail;
+    if (v.f_files != 0 && n.inodes > free_inodes)  // f_files 0: no fixed inode count (btrfs)
+      throw trace_error(fmt::format(
+          "the initial tree needs {} inodes on the file system of {}, which has {} free "
+          "(--no-space-check to try anyway)",
+          n.inodes, target.path_of(n.root), free_inodes));
+  }
+}
 
 prepare_result prepare_tree(trace_reader& trace, const target_root& target,
                             const data_source& data, const prepare_options& options) {
   const auto start = std::chrono::steady_clock::now();
   const auto& tree = trace.tree();  // loads every table: the workers only read them
+  if (options.space_check) check_space(trace, target, options);
   const mode_t umask = ::umask(0);
   ::umask(umask);
 
@@ -269,12 +372,7 @@ prepare_result prepare_tree(trace_reader& trace, const target_root& target,
   std::vector<std::pair<const tree_entry*, const tree_entry*>> links;  // (name, first name)
   std::unordered_map<uint32_t, const tree_entry*> first_of_group;
   const auto in_place = [&](const tree_entry& e) {
-    if (options.in_place.empty()) return false;
-    const std::string p = trace.placed_path(e.path);
-    for (const std::string& prefix : options.in_place)
-      if (p.starts_with(prefix) && (p.size() == prefix.size() || p[prefix.size()] == '/'))
-        return true;
-    return false;
+    return !options.in_place.empty() && kept_in_place(options, trace.placed_path(e.path));
   };
   size_t kept = 0;
   for (const tree_entry& e : tree) {

@@ -7,13 +7,17 @@
 #include <vector>
 
 #include "data_source.h"
+#include "privilege.h"
 #include "target.h"
 #include "trace_reader.h"
 
 namespace fsrr {
 
 struct prepare_options {
-  bool owners = false;  // chown to the recorded uid/gid (replay turns it on when root)
+  privilege_options privilege;  // owners, set-id bits, privileged xattrs: see privilege.h
+  // Refuse (trace_error, before anything is created) a tree that does not fit the target's
+  // free blocks or inodes.
+  bool space_check = true;
   // Called now and then with (entries done, entries total) for a progress line.
   std::function<void(uint64_t, uint64_t)> progress;
   // Placed paths whose entries, and all beneath them, are there already as the trace has them
@@ -30,6 +34,7 @@ struct prepare_result {
   uint64_t skipped = 0;    // device nodes: never created by a replay
   uint64_t bytes = 0;      // data bytes written
   uint64_t xattrs = 0;
+  uint64_t withheld = 0;   // set-id modes and privileged xattrs left out (privilege.h)
   uint64_t wall_ns = 0;
   uint64_t errors = 0;
   std::vector<std::string> first_errors;  // up to 10, "path: what"
@@ -40,6 +45,18 @@ struct prepare_result {
 inline uint64_t content_key(path_id path) {
   return path;
 }
+
+// What the tree needs on each root's file system, and what is there.
+struct space_need {
+  int root = -1;  // target_root fd
+  uint64_t bytes = 0, inodes = 0;
+};
+std::vector<space_need> tree_needs(trace_reader& trace, const target_root& target,
+                                   const prepare_options& options);
+
+// Throws trace_error (one line) if a root's file system lacks the bytes or inodes the tree
+// needs; prepare_tree calls it first when options.space_check.
+void check_space(trace_reader& trace, const target_root& target, const prepare_options& options);
 
 prepare_result prepare_tree(trace_reader& trace, const target_root& target, const data_source& data,
                             const prepare_options& options);

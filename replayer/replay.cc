@@ -1,7 +1,5 @@
 #include "replay.h"
 
-#include <unistd.h>
-
 #include <optional>
 
 #include <fmt/format.h>
@@ -30,7 +28,8 @@ replay_outcome run_replay(trace_reader& trace, const replay_options& options) {
 
   progress_line progress(options.progress);
   prepare_options popt;
-  popt.owners = ::geteuid() == 0;
+  popt.privilege = options.privilege;
+  popt.space_check = options.space_check;
   popt.in_place = options.in_place;
   if (options.progress)
     popt.progress = [&](uint64_t done, uint64_t total) {
@@ -46,6 +45,7 @@ replay_outcome run_replay(trace_reader& trace, const replay_options& options) {
     eo.timing.speed = options.speed;
     eo.strict = options.strict;
     eo.issue_all = options.issue_all;
+    eo.privilege = options.privilege;
     eo.cancel = options.cancel;
     if (options.progress)
       eo.progress = [&](const engine_progress& p) {
@@ -75,6 +75,10 @@ std::string format_outcome(const replay_outcome& r) {
       "prepare: {} files, {} dirs, {} symlinks, {} hard links, {:.1f} MiB in {:.3f} s\n", p.files,
       p.dirs, p.symlinks, p.hardlinks, p.bytes / 1048576.0, p.wall_ns / 1e9);
   if (p.skipped) s += fmt::format("prepare: {} device nodes not created\n", p.skipped);
+  if (p.withheld)
+    s += fmt::format(
+        "prepare: {} set-id modes and security./trusted. xattrs left out (--keep-privileged)\n",
+        p.withheld);
   if (p.errors) {
     s += fmt::format("prepare: {} errors, first:\n", p.errors);
     for (const auto& e : p.first_errors) s += "  " + e + "\n";

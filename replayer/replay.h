@@ -26,6 +26,8 @@ struct replay_options {
   bool force = false;                         // replay into a non-empty target
   bool strict = false;                        // stop at the first mismatch
   bool issue_all = false;  // issue calls whose recorded failure came from the environment
+  privilege_options privilege;  // --owners, --keep-privileged (privilege.h)
+  bool space_check = true;      // refuse a tree the target has no room for (prepare.h)
   bool progress = false;                      // a progress line on stderr
   const std::atomic<bool>* cancel = nullptr;  // set (by a signal handler) to stop early
   std::function<void()> between;  // after prepare, before the replay (compare drops caches)

@@ -127,7 +127,8 @@ std::string report_json(const replay_report& r) {
   j["wall_ns"] = s.wall_ns;
   j["prepare"] = {{"files", r.prepare.files},       {"dirs", r.prepare.dirs},
                   {"symlinks", r.prepare.symlinks}, {"bytes", r.prepare.bytes},
-                  {"wall_ns", r.prepare.wall_ns},   {"errors", r.prepare.errors}};
+                  {"wall_ns", r.prepare.wall_ns},   {"errors", r.prepare.errors},
+                  {"withheld", r.prepare.withheld}};
   j["events"] = s.events;
   j["threads"] = s.threads;
   nlohmann::json ops = nlohmann::json::object();

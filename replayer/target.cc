@@ -70,7 +70,7 @@ target_root::target_root(const std::string& target, const std::vector<map_rule>&
     if (!plain_path(m.from))
       throw trace_error(fmt::format("map from '{}': not an absolute path of plain names", m.from));
   fd_ = open_dir(target, "target");
-  for (const auto& m : maps) maps_.push_back({m.from, open_dir(m.to, "--map destination")});
+  for (const auto& m : maps) maps_.push_back({m.from, open_dir(m.to, "--map destination"), m.to});
   std::stable_sort(maps_.begin(), maps_.end(),
                    [](const mapped& a, const mapped& b) { return a.from.size() > b.from.size(); });
 }
@@ -78,6 +78,12 @@ target_root::target_root(const std::string& target, const std::vector<map_rule>&
 target_root::~target_root() {
   for (const auto& m : maps_) ::close(m.fd);
   if (fd_ >= 0) ::close(fd_);
+}
+
+const std::string& target_root::path_of(int root) const {
+  for (const auto& m : maps_)
+    if (m.fd == root) return m.to;
+  return path_;
 }
 
 std::optional<target_root::location> target_root::locate(std::string_view p) const {

@@ -53,6 +53,8 @@ class target_root {
   int make_dirs(const location& at, mode_t mode) const;
 
   const std::string& path() const { return path_; }
+  // The directory a root fd of locate() was opened from: TARGET or a map's TO.
+  const std::string& path_of(int root) const;
   // True if TARGET holds nothing (replay refuses a non-empty TARGET without --force).
   bool empty() const;
 
@@ -62,6 +64,7 @@ class target_root {
   struct mapped {
     std::string from;
     int fd;
+    std::string to;
   };
   std::vector<mapped> maps_;  // longest `from` first
 };

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "privilege.h"
 #include "syscall_nr.h"
 
 namespace fsrr {
@@ -242,8 +243,9 @@ void check_range(expected_state::const_iterator begin, expected_state::const_ite
     } else if ((st.st_mode & S_IFMT) != (x.mode & S_IFMT)) {
       differ(fmt::format("is a {}, expected a {}", type_name(st.st_mode), type_name(x.mode)));
     } else {
-      if (x.check_mode && !S_ISLNK(x.mode) && (st.st_mode & 07777) != (x.mode & 07777))
-        differ(fmt::format("mode {:04o}, expected {:04o}", st.st_mode & 07777, x.mode & 07777));
+      const uint32_t perm = options.keep_privileged ? 07777 : 07777 & ~set_id_bits;
+      if (x.check_mode && !S_ISLNK(x.mode) && (st.st_mode & perm) != (x.mode & perm))
+        differ(fmt::format("mode {:04o}, expected {:04o}", st.st_mode & perm, x.mode & perm));
       const bool size_ok = static_cast<uint64_t>(st.st_size) == x.size;
       if (x.check_size && S_ISREG(x.mode) && !size_ok)
         differ(fmt::format("size {}, expected {}", st.st_size, x.size));
@@ -272,11 +274,22 @@ void check_range(expected_state::const_iterator begin, expected_state::const_ite
           at_name = own >= 0 ? read_xattrs(own) : decltype(read_xattrs(own)){};
           if (by_name && own >= 0) ::close(own);
         }
-        const auto& got = *at_name;
-        if (got != x.xattrs) {
+        auto& got = *at_name;
+        const auto* want = &x.xattrs;
+        std::vector<std::pair<std::string, uint32_t>> unprivileged;
+        if (!options.keep_privileged) {
+          const auto privileged = [](const auto& a) { return privileged_xattr(a.first); };
+          std::erase_if(got, privileged);
+          if (std::any_of(want->begin(), want->end(), privileged)) {
+            std::remove_copy_if(want->begin(), want->end(), std::back_inserter(unprivileged),
+                                privileged);
+            want = &unprivileged;
+          }
+        }
+        if (got != *want) {
           std::string g, w;
           for (const auto& [n, sz] : got) g += fmt::format("{}{}={}", g.empty() ? "" : ",", n, sz);
-          for (const auto& [n, sz] : x.xattrs)
+          for (const auto& [n, sz] : *want)
             w += fmt::format("{}{}={}", w.empty() ? "" : ",", n, sz);
           differ(fmt::format("xattrs [{}], expected [{}]", g, w));
         }

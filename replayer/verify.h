@@ -47,6 +47,9 @@ expected_state expected_from_tree(trace_reader& trace);
 struct verify_options {
   bool owners = false;  // compare uid/gid (meaningful when the replay ran as root)
   bool times = true;    // compare mtimes
+  // Compare set-id bits and security.*/trusted.* xattrs too: a replay leaves them out unless
+  // it ran with --keep-privileged (privilege.h).
+  bool keep_privileged = false;
   unsigned threads = 0;  // at most this many threads look (0: one per core, up to 4)
   // Set: the files' bytes too, as made by this data source (the replay's --data, --seed).
   const data_source* content = nullptr;
