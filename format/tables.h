@@ -9,14 +9,13 @@
 #include <string_view>
 
 #include "event.h"
+#include "hash.h"
 
 namespace fsrr {
 
 struct file_key_hash {
   size_t operator()(const file_info& f) const {
-    uint64_t h = f.dev * 0x9E3779B97F4A7C15ull ^ f.ino;
-    h ^= (static_cast<uint64_t>(f.gen) << 32 | f.type) * 0xC2B2AE3D27D4EB4Full;
-    return static_cast<size_t>(h ^ (h >> 29));
+    return static_cast<size_t>(mix64(mix64(f.dev, f.ino), static_cast<uint64_t>(f.gen) << 32 | f.type));
   }
 };
 

@@ -17,6 +17,7 @@
 
 #include "event.h"
 #include "fd_tables.h"
+#include "hash.h"
 #include "initial_tree.h"
 #include "path_table.h"
 #include "pseudo_fs.h"
@@ -86,12 +87,7 @@ class decoder {
     path_id path = no_id;  // where it was last seen
   };
   using inode_key = std::pair<uint64_t, uint64_t>;  // dev, ino
-  struct inode_key_hash {
-    size_t operator()(const inode_key& k) const {
-      return std::hash<uint64_t>()(k.first * 0x9E3779B97F4A7C15ull ^ k.second);
-    }
-  };
-  using inode_map = std::unordered_map<inode_key, inode, inode_key_hash>;
+  using inode_map = std::unordered_map<inode_key, inode, pair_hash>;
   static constexpr size_t max_inodes = 1 << 16;  // per generation
   // What a path last held, as far as the trace knows.
   struct held_file {
@@ -202,11 +198,7 @@ class decoder {
   };
   std::unordered_map<uint64_t, socket_end> sockets_;  // struct sock * -> what it sends into
   uint64_t next_socket_ = 0;
-  struct name_hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
-  std::unordered_map<std::string, string_id, name_hash, std::equal_to<>> names_;
+  std::unordered_map<std::string, string_id, string_hash, std::equal_to<>> names_;
 };
 
 }  // namespace fsrr::recorder

@@ -63,7 +63,7 @@ int path_table::open(path_id p, int flags) const {
 path_id path_table::child(path_id parent, std::string_view name) {
   if (name.empty() || name == ".") return parent;
   if (name == "..") return this->parent(parent);
-  const uint64_t key = std::hash<std::string_view>()(name) * 0x9E3779B97F4A7C15ull ^ parent;
+  const uint64_t key = mix64(std::hash<std::string_view>()(name), parent);
   if (const auto it = children_.find(key); it != children_.end()) {
     const node& n = nodes_[it->second];
     if (n.parent == parent && n.name == name) return it->second;

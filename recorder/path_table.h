@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "event.h"
+#include "hash.h"
 #include "trace_writer.h"
 
 namespace fsrr::recorder {
@@ -64,18 +65,12 @@ class path_table {
   path_id lexical(path_id base, std::string_view rel);
   path_id resolve_dir(path_id base, std::string_view dir);
 
-  // Looked up by string_view: no key is built for a hit.
-  struct key_hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
-
   trace_writer& w_;
   std::vector<node> nodes_;
   // A hash of (parent, name) -> the child's id, confirmed against the node: most names are
   // met many times, and the writer's own table builds a string key for each lookup.
   std::unordered_map<uint64_t, path_id> children_;
-  std::unordered_map<std::string, path_id, key_hash, std::equal_to<>>
+  std::unordered_map<std::string, path_id, string_hash, std::equal_to<>>  // no key built for a hit
       walk_dirs_;                                  // top + walk bytes of a directory
   std::string walk_key_;
   std::unordered_map<std::string, path_id> dirs_;  // base id + '/' + dir part -> id

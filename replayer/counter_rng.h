@@ -6,23 +6,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "hash.h"  // mix64
+
 namespace fsrr {
-
-// The splitmix64 finalizer: a bijection on 64 bits in which every input bit flips about half of
-// the output bits.
-constexpr uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// Hash of a pair; a bijection in each argument when the other is fixed, so distinct blocks of
-// one file never share a hash.
-constexpr uint64_t mix64(uint64_t a, uint64_t b) {
-  return mix64(mix64(a + 0x9e3779b97f4a7c15ull) ^ b);
-}
 
 // wyrand (Wang Yi): output n of a stream started at s is wyrand_at(s + n * wyrand_step).
 inline constexpr uint64_t wyrand_step = 0xa0761d6478bd642full;
