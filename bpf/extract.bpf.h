@@ -3,6 +3,7 @@
  * call per field. */
 #pragma once
 
+#include "kernel_constants.h"
 #include "maps.bpf.h"
 
 extern void* bpf_rdonly_cast(const void* obj, __u32 btf_id) __ksym;
@@ -24,15 +25,11 @@ extern void* bpf_rdonly_cast(const void* obj, __u32 btf_id) __ksym;
 #define S_IFLNK 0120000
 #define S_IFSOCK 0140000
 #define AF_UNIX 1
-#define TS_COMPAT 0x0002
-#define X32_SYSCALL_BIT 0x40000000
 #define AT_FDCWD -100
 #define EBADF 9
 #define MAP_ANONYMOUS 0x20
 #define F_DUPFD 0
 #define F_DUPFD_CLOEXEC 1030
-#define FICLONE 0x40049409
-#define FICLONERANGE 0x4020940d
 
 static __always_inline bool mode_has_path(__u32 mode) {
   __u32 t = mode & S_IFMT;
@@ -128,12 +125,6 @@ static __always_inline void extract__attr(__u64 fptr, struct fsrr_attr* a) {
   a->ctime_ns = inode->i_ctime_sec * 1000000000 + inode->i_ctime_nsec;
 }
 
-#define ACL_USER_OBJ 0x01
-#define ACL_GROUP_OBJ 0x04
-#define ACL_MASK 0x10
-#define ACL_OTHER 0x20
-#define ACL_VERSION 2
-
 struct acl_entry {
   __u16 tag;
   __u16 perm;
@@ -156,8 +147,8 @@ static __always_inline __u32 extract__acl_mode(__u64 value, __u64 size) {
   if (bpf_probe_read_user(&head, sizeof(head), (void*)value) ||
       bpf_probe_read_user(tail, sizeof(tail), (void*)(value + size - sizeof(tail))))
     return 0;
-  if (head.version != ACL_VERSION || head.owner.tag != ACL_USER_OBJ || tail[1].tag != ACL_OTHER ||
-      (tail[0].tag != ACL_MASK && tail[0].tag != ACL_GROUP_OBJ))
+  if (head.version != FSRR_ACL_VERSION || head.owner.tag != FSRR_ACL_USER_OBJ || tail[1].tag != FSRR_ACL_OTHER ||
+      (tail[0].tag != FSRR_ACL_MASK && tail[0].tag != FSRR_ACL_GROUP_OBJ))
     return 0;
   return 1u << 31 | (head.owner.perm & 7) << 6 | (tail[0].perm & 7) << 3 | (tail[1].perm & 7);
 }

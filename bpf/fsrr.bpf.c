@@ -205,7 +205,7 @@ __noinline int announce(struct task_state* s, __u64 ts) {
 SEC("tp_btf/sys_enter")
 int BPF_PROG(fsrr_sys_enter, struct pt_regs* ctx_regs, long id) {
   struct task_struct* cur = bpf_get_current_task_btf();
-  bool compat = (cur->thread_info.status & TS_COMPAT) || (id & X32_SYSCALL_BIT);
+  bool compat = (cur->thread_info.status & FSRR_TS_COMPAT) || (id & FSRR_X32_SYSCALL_BIT);
   struct task_state* s;
 
   if (!compat && ((__u64)id >= FSRR_MAX_SYSCALLS || !targ_sc[id].record)) return 0;
@@ -431,9 +431,9 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
     some_fd = true;
     outside = outside && fd_outside(s, v, fptr);
   }
-  if (sc->kind == FSRR_K_IOCTL && (h->args[1] == FICLONE || h->args[1] == FICLONERANGE)) {
+  if (sc->kind == FSRR_K_IOCTL && (h->args[1] == FSRR_FICLONE || h->args[1] == FSRR_FICLONERANGE)) {
     v = h->args[2];
-    if (h->args[1] == FICLONERANGE) {
+    if (h->args[1] == FSRR_FICLONERANGE) {
       rec__user(&r, h->args[2], 32);
       v = 0;
       bpf_probe_read_user(&v, sizeof(v), (void*)h->args[2]);

@@ -10,14 +10,16 @@
 #include <cstring>
 
 #include "decoder.h"
+#include "kernel_constants.h"
+#include "syscall_nr.h"
 #include "syscall_table.h"
 
 namespace fsrr::recorder {
 namespace {
 
-constexpr uint32_t fmode_created = 1u << 20;  // FMODE_CREATED: this open made the file
+constexpr uint32_t fmode_created = FSRR_FMODE_CREATED;  // this open made the file
 constexpr uint32_t rwf_append = 0x10, rwf_noappend = 0x20;
-constexpr uint64_t ficlone = 0x40049409, ficlonerange = 0x4020940d;
+constexpr uint64_t ficlone = FSRR_FICLONE, ficlonerange = FSRR_FICLONERANGE;
 constexpr uint32_t close_range_cloexec = 1u << 2;
 constexpr uint32_t rename_noreplace = 1, rename_exchange = 2;
 constexpr int at_removedir = 0x200;
@@ -63,13 +65,6 @@ void decode_times(op kind, std::span<const uint8_t> user, event& e) {
       e.offset2 = ns(t[1].tv_sec, t[1].tv_usec * 1000);
   }
 }
-
-// The argument setxattrat and getxattrat take value, size and flags in.
-struct xattr_args {
-  uint64_t value;
-  uint32_t size;
-  uint32_t flags;
-};
 
 bool is_write(op o) {
   return info(o).cls == op_class::write;
@@ -705,7 +700,7 @@ void decoder::decode_other(syscall_ctx& c) {
     case op::setxattrat:
     case op::getxattrat: {
       e.aux = name(), e.flags = static_cast<uint32_t>(a[2]);
-      xattr_args x;
+      nr::xattr_args x;
       if (user_as(c.it.user, x)) e.size = x.size, e.flags |= x.flags;
       if (const auto& acl = c.it.u64[1]) e.mode = acl_mode_present | static_cast<uint32_t>(*acl);
       break;

@@ -64,7 +64,7 @@ struct cap {
 
 constexpr uint16_t stat_len = 120;       // struct stat, up to st_ctim
 constexpr uint16_t statx_len = 144;      // struct statx, up to stx_dev_minor
-constexpr uint16_t xattr_args_len = 16;  // struct xattr_args
+constexpr uint16_t xattr_args_len = sizeof(nr::xattr_args);
 constexpr uint16_t file_attr_len = 24;   // struct file_attr, version 0
 
 struct row {

@@ -29,12 +29,6 @@ int64_t ns(const timespec& t) { return int64_t(t.tv_sec) * 1000000000 + t.tv_nse
 
 // listxattrat/getxattrat (Linux 6.13) name an entry relative to a directory fd; older
 // kernels fall back to the l*xattr calls on a /proc/self/fd path, which cost a procfs walk.
-struct xattr_args {
-  uint64_t value;
-  uint32_t size;
-  uint32_t flags;
-};
-
 ssize_t list_names(int dirfd, const char* name, char* buf, size_t size) {
   static std::atomic<bool> at_calls{true};
   if (at_calls.load(std::memory_order_relaxed)) {
@@ -46,7 +40,7 @@ ssize_t list_names(int dirfd, const char* name, char* buf, size_t size) {
 }
 
 ssize_t value_size(int dirfd, const char* name, const char* attr) {
-  xattr_args args{0, 0, 0};
+  nr::xattr_args args{0, 0, 0};
   const long n = ::syscall(nr::getxattrat, dirfd, name, AT_SYMLINK_NOFOLLOW, attr, &args,
                            sizeof args);
   if (n >= 0 || errno != ENOSYS) return n;

@@ -4,10 +4,12 @@
 
 #include <cerrno>
 
+#include "kernel_constants.h"
+
 namespace fsrr {
 namespace {
 
-constexpr uint64_t ficlone = 0x40049409, ficlonerange = 0x4020940d;
+constexpr uint64_t ficlone = FSRR_FICLONE, ficlonerange = FSRR_FICLONERANGE;
 
 constexpr env_row rows[] = {
     {env_cause::cross_device, "cross_device",

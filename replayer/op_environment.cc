@@ -8,13 +8,14 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernel_constants.h"
 #include "op_dispatch.h"
 #include "syscall_result.h"
 
 namespace fsrr {
 namespace {
 
-constexpr uint64_t ficlone = 0x40049409;
+constexpr uint64_t ficlone = FSRR_FICLONE;
 constexpr size_t chunk = size_t{1} << 17;
 
 // Copies up to `len` bytes (to EOF) from `in` at `in_off` to `out` at `out_off`; an offset

@@ -26,12 +26,6 @@
 namespace fsrr {
 namespace {
 
-struct xattr_args {
-  uint64_t value;
-  uint32_t size;
-  uint32_t flags;
-};
-
 std::atomic<bool> have_xattrat{true};
 
 std::string proc_fd(int fd) {
@@ -427,11 +421,11 @@ int64_t op_runner::xattr_op(const work_item& w) {
     if (!have_xattrat.load(std::memory_order_relaxed)) return -ENOSYS;
     int64_t r;
     if (set) {
-      xattr_args a{reinterpret_cast<uint64_t>(value.data()), static_cast<uint32_t>(value.size()),
+      nr::xattr_args a{reinterpret_cast<uint64_t>(value.data()), static_cast<uint32_t>(value.size()),
                    static_cast<uint32_t>(xflags)};
       r = sys(::syscall(nr::setxattrat, d, name, at_flags, xname, &a, sizeof a));
     } else if (get) {
-      xattr_args a{reinterpret_cast<uint64_t>(sink), static_cast<uint32_t>(n),
+      nr::xattr_args a{reinterpret_cast<uint64_t>(sink), static_cast<uint32_t>(n),
                    static_cast<uint32_t>(xflags)};
       r = sys(::syscall(nr::getxattrat, d, name, at_flags, xname, &a, sizeof a));
     } else if (list) {

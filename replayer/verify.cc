@@ -73,11 +73,6 @@ std::vector<std::pair<std::string, uint32_t>> read_xattrs(int fd) {
 
 // The same for `leaf` in directory `dirfd`, not followed, with the *xattrat calls (6.13);
 // nullopt where they are missing.
-struct xattr_args {
-  uint64_t value;
-  uint32_t size;
-  uint32_t flags;
-};
 std::atomic<bool> have_xattrat{true};
 std::optional<std::vector<std::pair<std::string, uint32_t>>> read_xattrs_at(int dirfd,
                                                                             const char* leaf) {
@@ -93,7 +88,7 @@ std::optional<std::vector<std::pair<std::string, uint32_t>>> read_xattrs_at(int 
   for (size_t pos = 0; n > 0 && pos < static_cast<size_t>(n);) {
     const char* name = names.data() + pos;
     pos += std::strlen(name) + 1;
-    xattr_args args{0, 0, 0};
+    nr::xattr_args args{0, 0, 0};
     const long size =
         ::syscall(nr::getxattrat, dirfd, leaf, AT_SYMLINK_NOFOLLOW, name, &args, sizeof args);
     out.emplace_back(name, size < 0 ? 0 : static_cast<uint32_t>(size));

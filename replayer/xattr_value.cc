@@ -2,12 +2,19 @@
 
 #include <cstring>
 
+#include "kernel_constants.h"
+
 namespace fsrr {
 namespace {
 
-// POSIX ACL xattr layout (include/uapi/linux/posix_acl_xattr.h): a 4-byte version header,
-// then 8-byte entries {u16 tag, u16 perm, u32 id}, sorted by tag then id.
-enum : uint16_t { acl_user_obj = 1, acl_user = 2, acl_group_obj = 4, acl_mask = 0x10, acl_other = 0x20 };
+// POSIX ACL xattr layout: see kernel_constants.h.
+enum : uint16_t {
+  acl_user_obj = FSRR_ACL_USER_OBJ,
+  acl_user = FSRR_ACL_USER,
+  acl_group_obj = FSRR_ACL_GROUP_OBJ,
+  acl_mask = FSRR_ACL_MASK,
+  acl_other = FSRR_ACL_OTHER
+};
 
 void put_entry(std::vector<uint8_t>& v, uint16_t tag, uint16_t perm, uint32_t id) {
   uint8_t e[8];
@@ -22,7 +29,7 @@ void put_entry(std::vector<uint8_t>& v, uint16_t tag, uint16_t perm, uint32_t id
 bool posix_acl(uint32_t size, std::vector<uint8_t>& v) {
   if (size < 28 || (size - 4) % 8 != 0) return false;
   const uint32_t n = (size - 4) / 8;
-  const uint32_t version = 2;
+  const uint32_t version = FSRR_ACL_VERSION;
   v.resize(4);
   std::memcpy(v.data(), &version, 4);
   put_entry(v, acl_user_obj, 6, ~0u);
