@@ -112,6 +112,24 @@ std::pair<uint32_t, uint32_t> own_pid_namespace() {
 
 }  // namespace
 
+std::string save_load_log(const std::string& log) {
+  if (log.empty()) return "";
+  std::string name;
+  int fd = -1;
+  if (const char* chosen = std::getenv("FSRR_BPF_LOG"); chosen && *chosen) {
+    name = chosen;
+    fd = ::open(chosen, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  } else {
+    const char* tmp = std::getenv("TMPDIR");
+    name = fmt::format("{}/fsrr-bpf-load.XXXXXX.log", tmp && *tmp ? tmp : "/tmp");
+    fd = ::mkstemps(name.data(), 4);
+  }
+  if (fd < 0) return "";
+  const bool ok = ::write(fd, log.data(), log.size()) == static_cast<ssize_t>(log.size());
+  ::close(fd);
+  return ok ? name : "";
+}
+
 template <class Skel>
 void probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
                   const bpf_object_open_opts* how, const probe_options& options) {
@@ -204,16 +222,12 @@ probes::probes(const probe_options& options, record_sink sink) : sink_(std::move
   if (err) {
     load_log = nullptr;
     destroy();
-    if (const char* dump = std::getenv("FSRR_BPF_LOG")) {  // the whole verifier log
-      if (FILE* f = std::fopen(dump, "w")) {
-        std::fputs(log.c_str(), f);
-        std::fclose(f);
-      }
-    }
     if (err == -EPERM || err == -EACCES) fail("cannot load the BPF programs", -err);
-    const size_t cut = log.size() > 2000 ? log.size() - 2000 : 0;
+    // libbpf's messages and the verifier's log (thousands of lines) go to a file the one
+    // line names: $FSRR_BPF_LOG, or a new one in $TMPDIR.
+    const std::string saved = save_load_log(log);
     throw trace_error(fmt::format("cannot load the BPF programs: {}{}", std::strerror(-err),
-                                  log.empty() ? "" : "\n" + log.substr(cut)));
+                                  saved.empty() ? "" : " (libbpf and the verifier said why: " + saved + ")"));
   }
   load_log = nullptr;
   ring_bytes_ = options.ring_bytes;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "fsrr.h"
@@ -33,6 +34,11 @@ struct probe_options {
 
 // Receives a record. The bytes are valid during the call only.
 using record_sink = std::function<void(std::span<const uint8_t>)>;
+
+// Where a failed load's log goes (libbpf's messages, the verifier's log: thousands of lines,
+// not for the terminal): $FSRR_BPF_LOG, or a new fsrr-bpf-load.*.log in $TMPDIR (/tmp).
+// Returns the file's name, or "" when the log is empty or cannot be written.
+std::string save_load_log(const std::string& log);
 
 class probes {
  public:

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <climits>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "helpers.h"
+#include "probes.h"
 #include "trace_error.h"
 
 using namespace fsrr;
@@ -334,4 +336,37 @@ TEST_CASE("a directory the workload lists puts its entries in the initial tree",
   CHECK(t.tree_entry_at(d + "/made") == nullptr);
   CHECK(t.tree_entry_at(d + "/made/x") == nullptr);
   CHECK(t.all(op::getdents64).size() == 4);  // each listing, then its end
+}
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+}  // namespace
+
+TEST_CASE("a failed load's log goes to the file the error names, not to the terminal",
+          "[recorder][load]") {
+  test::temp_dir tmp;
+  const std::string log = "libbpf: prog 'fsrr_sys_exit': BPF program load failed: Permission denied\n"
+                          "0: R1=ctx() R10=fp0\n; int fsrr_sys_exit(...)\n";
+  ::setenv("TMPDIR", tmp.path().c_str(), 1);
+  ::unsetenv("FSRR_BPF_LOG");
+  const std::string made = recorder::save_load_log(log);
+  REQUIRE(made.rfind(tmp.path() + "/fsrr-bpf-load.", 0) == 0);
+  CHECK(made.size() == tmp.path().size() + std::string("/fsrr-bpf-load.XXXXXX.log").size());
+  CHECK(slurp(made) == log);
+  struct stat st;
+  REQUIRE(::stat(made.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);  // mkstemps: the log may name the traced programs
+  // $FSRR_BPF_LOG chooses the file; nothing is written for an empty log
+  const std::string chosen = tmp / "verifier.log";
+  ::setenv("FSRR_BPF_LOG", chosen.c_str(), 1);
+  CHECK(recorder::save_load_log(log) == chosen);
+  CHECK(slurp(chosen) == log);
+  CHECK(recorder::save_load_log("").empty());
+  ::setenv("FSRR_BPF_LOG", (tmp / "no/such/dir/x.log").c_str(), 1);
+  CHECK(recorder::save_load_log(log).empty());
+  ::unsetenv("FSRR_BPF_LOG");
+  ::unsetenv("TMPDIR");
 }
