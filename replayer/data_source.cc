@@ -144,6 +144,7 @@ const data_spec& data_source::spec() const {
 }
 
 void data_source::fill(uint64_t key, uint64_t offset, std::span<uint8_t> out) const {
+  if (out.empty()) return;  // an empty span may have no data() at all
   if (impl_->spec.kind == data_kind::zero) {
     std::memset(out.data(), 0, out.size());
     return;

@@ -40,7 +40,7 @@ std::string_view name(env_cause c) {
 }
 
 bool env_cause_of(const event& e, int64_t err, env_cause& cause) {
-  if (err >= 0) return false;
+  if (err >= 0 || err < -4095) return false;  // a trace's result: not an errno below -MAX_ERRNO
   const op k = e.kind;
   switch (-err) {
     case EXDEV:

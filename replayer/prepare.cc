@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <unordered_map>
 
@@ -41,7 +42,7 @@ class worker {
  public:
   worker(trace_reader& trace, const target_root& target, const data_source& data,
          const prepare_options& opt, mode_t umask)
-      : trace_(trace), target_(target), data_(data), opt_(opt), umask_(umask), buf_(io_block) {}
+      : trace_(trace), target_(target), data_(data), opt_(opt), umask_(umask) {}
 
   prepare_result r;
 
@@ -147,10 +148,12 @@ class worker {
   bool write_data(const tree_entry& e, int fd) {
     const uint64_t key = content_key(e.path);
     auto write_range = [&](uint64_t off, uint64_t len) {
+      // made on first use, not zeroed: every byte written is filled first
+      if (!buf_) buf_.reset(new uint8_t[io_block]);
       while (len > 0) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(len, buf_.size()));
-        data_.fill(key, off, {buf_.data(), n});
-        const ssize_t w = ::pwrite(fd, buf_.data(), n, static_cast<off_t>(off));
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(len, io_block));
+        data_.fill(key, off, {buf_.get(), n});
+        const ssize_t w = ::pwrite(fd, buf_.get(), n, static_cast<off_t>(off));
         if (w <= 0) {
           error(e, "write", w < 0 ? errno : EIO);
           return false;
@@ -250,7 +253,7 @@ class worker {
   const mode_t umask_;
   const uid_t euid_ = ::geteuid();
   const gid_t egid_ = ::getegid();
-  std::vector<uint8_t> buf_;
+  std::unique_ptr<uint8_t[]> buf_;
   std::string last_parent_;
   int last_root_ = -1;
 };
@@ -405,7 +408,9 @@ prepare_result prepare_tree(trace_reader& trace, const target_root& target,
   for (const tree_entry* e : dirs) main.create(*e);
   progress(dirs.size());
 
-  const unsigned nthreads = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+  // a thread per batch at most: a small tree is made by this one alone
+  const unsigned nthreads = static_cast<unsigned>(std::clamp<size_t>(
+      std::min<size_t>(std::thread::hardware_concurrency(), (leaves.size() + batch - 1) / batch), 1, 4));
   std::vector<std::unique_ptr<worker>> workers;
   for (unsigned t = 0; t < nthreads; ++t)
     workers.push_back(std::make_unique<worker>(trace, target, data, options, umask));
