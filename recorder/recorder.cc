@@ -38,6 +38,10 @@
 #include "trace_writer.h"
 #include "tree_snapshot.h"
 
+#ifdef FSRR_SANITIZED
+#include <sanitizer/lsan_interface.h>
+#endif
+
 namespace fsrr::recorder {
 namespace {
 
@@ -375,6 +379,7 @@ class recording {
       res.cut_short = cut_short_ && !status;
     }
     res.cut_by_duration = res.cut_short && cut_by_duration_;
+    res.size_reached = size_reached_ && !res.cut_short;
     const trace_summary& sum = writer_.summary();
     res.events = sum.events;
     res.lost = sum.lost_events;
@@ -413,6 +418,7 @@ class recording {
         if (end >= cut_at_) return;
         if (o_.max_bytes && writer_.file_bytes() >= o_.max_bytes) {
           cut_at_ = std::min<uint64_t>(cut_at_, h->ts);
+          size_reached_ = true;
           return;
         }
       }
@@ -431,6 +437,7 @@ class recording {
   fd_set_owner pidfds_;
   fd_set_owner cgroup_fd_;
   bool cut_short_ = false;
+  bool size_reached_ = false;  // decode() left events out at --max-size
   uint64_t filtered_in_kernel_ = 0;
   const uint64_t base_;  // CLOCK_MONOTONIC at the trace's time 0
   uint64_t cut_at_ = 0;
@@ -465,7 +472,13 @@ record_result record(const record_options& options, const record_stopped& on_sto
     res = r->stop();
     if (on_stopped) on_stopped(res);
     if (res.cut_short) res.exit_status = r->wait_command(signals);
-    if (options.leave_for_exit) (void)r.release();
+    if (options.leave_for_exit) {
+      // Tearing down the tables of millions of paths takes longer than the process's exit.
+      [[maybe_unused]] recording* left = r.release();
+#ifdef FSRR_SANITIZED
+      __lsan_ignore_object(left);  // left on purpose: LeakSanitizer is told so
+#endif
+    }
   }
   if (options.strict && res.lost)
     throw trace_error(fmt::format("{} events lost (--strict); the trace {} is incomplete", res.lost,

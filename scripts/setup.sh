@@ -9,6 +9,8 @@ packages=(
   cmake g++ make pkg-config clang llvm libbpf-dev bpftool flatbuffers-compiler
   libflatbuffers-dev libzstd-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev
   libsodium-dev liblzo2-dev
+  # the fuzzers (tests/fuzz): libFuzzer and clang's sanitizer runtimes
+  libclang-rt-14-dev
   # workloads and file systems the tests and benchmarks use
   e2fsprogs xfsprogs btrfs-progs rsync strace attr tar coreutils util-linux zstd bc python3
   duperemove fio
