@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <memory>
+#include <string_view>
 
 #include "commands.h"
 #include "recorder.h"
@@ -43,6 +45,9 @@ recorder::record_stopped print_summary(const recorder::record_options& o) {
       fmt::print(stderr, "record: {} reached; the trace is complete; {} goes on, untraced\n",
                  r.cut_by_duration ? "--duration" : "--max-size",
                  o.command.empty() ? "the workload" : o.command.front());
+    else if (r.size_reached)
+      fmt::print(stderr, "record: --max-size reached; the trace is complete, the events after "
+                 "it left out\n");
   };
 }
 
@@ -117,6 +122,18 @@ command add_record(CLI::App& app) {
             if (!max_size->empty() && !(o->max_bytes = recorder::parse_size(*max_size)))
               throw status_error(2, fmt::format("--max-size {}: not a size (try 1G)", *max_size));
             o->duration_ns = static_cast<uint64_t>(*duration * 1e9);
+            // Attached to running processes, say when the recording has begun (scripts wait
+            // for this line before they start the work to be recorded).
+            if (o->command.empty())
+              o->on_started = [o] {
+                fmt::print(stderr, "record: recording {}; until {}\n",
+                           o->all ? "every process" : !o->cgroup.empty() ? "cgroup " + o->cgroup
+                                                                        : fmt::format("--pid {}", fmt::join(o->pids, ",")),
+                           o->all || !o->cgroup.empty() ? "SIGINT or SIGTERM" : "they are gone, or SIGINT or SIGTERM");
+              };
+            // For bench/record_overhead.sh: the CO-RE build where the exact one would load.
+            if (const char* v = std::getenv("FSRR_BPF_BUILD"); v && std::string_view(v) == "portable")
+              o->portable_bpf = true;
             // record's own failures are 125, not 1, so that a script tells them from a
             // command that exited 1 (126 and 127: the command could not be run, or found)
             try {

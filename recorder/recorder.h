@@ -53,6 +53,8 @@ struct record_result {
   bool interrupted = false;   // stopped by SIGINT/SIGTERM
   bool cut_short = false;     // ended by duration_ns or max_bytes while the workload went on
   bool cut_by_duration = false;  // ... and it was duration_ns
+  // Events left out at max_bytes although the workload had ended by then (fsrr was behind).
+  bool size_reached = false;
   uint64_t filtered = 0;      // events outside `paths`, not stored...
   uint64_t filtered_in_kernel = 0;  // ... of which these were not even sent
   uint64_t peak_tracked = 0;  // most objects (tasks, inodes, fds, paths) held at once

@@ -309,7 +309,9 @@ TEST_CASE("record --pid from the host follows a process in other mount and pid n
     ::execl(FSRR_BIN, FSRR_BIN, "record", "-o", out.c_str(), "--pid", pid.c_str(), nullptr);
     ::_exit(127);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // fsrr is attached
+  // fsrr says when it is attached
+  for (int i = 0; i < 3000 && slurp(tmp / "log").find("record: recording") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   write_file(tmp / "w/go", 0);
   int status = 0;
   ::waitpid(child, &status, 0);
@@ -342,7 +344,8 @@ TEST_CASE("record --all keeps two chroots that use the same names apart", "[name
       ::execl(FSRR_BIN, FSRR_BIN, "record", "-o", out.c_str(), "--all", nullptr);
       ::_exit(127);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // fsrr is attached
+    for (int i = 0; i < 3000 && slurp(tmp / "log").find("record: recording") == std::string::npos; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // until fsrr says it is attached
     // The same names in both: /data/f, 100 bytes in a, 200 in b.
     REQUIRE(run(fmt::format("chroot {} sh -c 'head -c 100 /dev/zero > /data/f'", a.path())) == 0);
     REQUIRE(run(fmt::format("chroot {} sh -c 'head -c 200 /dev/zero > /data/f'", b.path())) == 0);

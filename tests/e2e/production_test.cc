@@ -229,7 +229,8 @@ TEST_CASE("record --cgroup follows the cgroup's processes, those that join later
 
   background rec(fmt::format("exec {} record -o {} --cgroup {} 2>{}", FSRR_BIN, tmp / "t.trace",
                              name, tmp / "log"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));  // attached, cgroup still empty
+  for (int i = 0; i < 3000 && slurp(tmp / "log").find("record: recording") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // until fsrr says it is attached
   // outside the cgroup, at the same time: not recorded
   REQUIRE(run(fmt::format("cp -a {} {}", tmp / "src", tmp / "outside")) == 0);
   // joins the cgroup, then copies: recorded; the cgroup is empty again once it ends
