@@ -1,0 +1,155 @@
+// Several recorded threads: a replay thread (lane) per recorded thread, fed through its queue,
+// each op waiting for the ops of other lanes it depends on (ordering.h); faithful timing holds
+// ops back until shortly before they are due.
+#include "engine_dispatcher.h"
+
+#include <fmt/format.h>
+
+#include "trace_error.h"
+
+namespace fsrr::engine_detail {
+
+void dispatcher::run_lanes(trace_reader::event_stream& events, event e) {
+  const batch_policy batch(!clock_.timed());
+  uint64_t keys[24];
+  try {
+    dispatch_all(events, e, keys);
+  } catch (const std::exception& err) {  // a damaged table entry: end cleanly all the same
+    shared_.request_stop(err.what());
+  }
+  for (auto& l : lanes_)
+    if (l) finish(*l);
+  reap(true);
+}
+
+void dispatcher::dispatch_all(trace_reader::event_stream& events, event e, uint64_t* keys) {
+  const bool faithful = clock_.options().mode == timing_mode::faithful;
+  do {
+    if (faithful) hold_back(e);
+    lane& l = lane_for(e.thread);
+    if (!l.running) start(l);
+    lane::queued& q = reserve(l, true);
+    if (shared_.stop.load(std::memory_order_relaxed)) break;
+    prepare(q.w, e);
+    q.deps.clear();
+    const uint32_t index = l.q.tail();
+    order_.add(&l.q.done, index, e.ts, e.ts + e.dur, {keys, order_keys(q.w, keys)}, q.deps);
+    for (const handle_id h : q.w.fx.released) recycle_.push_back({h, &l.q.done, index + 1});
+    push(l);
+    if (e.kind == op::exit) finish(l);
+    if ((seq_ & 255) == 0) {
+      recycle();
+      reap(false);
+    }
+    maybe_progress(seq_, e.ts);
+  } while (next(events, e));
+}
+
+lane& dispatcher::lane_for(thread_id t) {
+  if (t >= lanes_.size()) lanes_.resize(t + 1);
+  if (!lanes_[t]) {
+    lanes_[t] = std::make_unique<lane>();
+    lanes_[t]->tid = reader_.thread(t).tid;
+    ++total_.threads;
+  }
+  return *lanes_[t];
+}
+
+void dispatcher::start(lane& l) {
+  if (l.thread.joinable()) {  // events after the thread's exit: the old replay thread goes first
+    l.thread.join();
+    std::erase(ending_, &l);
+    total_.merge(l.stats, opt_.listed_mismatches);
+    l.stats = replay_stats{};
+  }
+  l.exited = false;
+  l.running = true;
+  ++live_lanes_;
+  const replay_thread_name name(l.tid);
+  l.thread = std::thread(&dispatcher::lane_loop, this, std::ref(l), l.q.start());
+}
+
+void dispatcher::lane_loop(lane& l, lane_queue<lane::queued>::cursor at) {
+  ::prctl(PR_SET_TIMERSLACK, 1UL);
+  const batch_policy batch(!clock_.timed());
+  {
+    op_runner runner(shared_, l.stats, l.tid);
+    if (::unshare(CLONE_FS) == 0) runner.own_working_directory();
+    thread_schedule sched(clock_);
+    for (;;) {
+      const lane::queued& q = l.q.next(at, never_);
+      if (q.w.end) {
+        l.q.finished(at);
+        break;
+      }
+      execute(q.w, &q.deps, runner, sched, clock_, l.stats, shared_);
+      runner.release(q.w);
+      l.q.finished(at);
+    }
+  }
+  l.exited.store(true, std::memory_order_release);
+}
+
+lane::queued& dispatcher::reserve(lane& l, bool obey_stop) {
+  const uint32_t tail = l.q.tail();
+  // Many threads at once share a budget of queued ops (a few hundred bytes each).
+  constexpr uint32_t budget = 1u << 18, least = 256;
+  const uint32_t depth = std::min(depth_, std::max(least, budget / std::max(live_lanes_, 1u)));
+  if (tail - l.done_seen >= depth) {
+    l.done_seen = l.q.done.value.load(std::memory_order_acquire);
+    // When full, wait until half is done: one wake-up per half queue, not per op.
+    if (tail - l.done_seen >= depth) {
+      l.q.done.wait(tail - depth / 2, obey_stop ? shared_.stop : never_);
+      l.done_seen = l.q.done.value.load(std::memory_order_acquire);
+    }
+  }
+  return l.q.slot();
+}
+
+// Hands the op just written to the lane at once: another lane may be waiting for it.
+void dispatcher::push(lane& l) {
+  l.q.publish();
+}
+
+// In a faithful replay an op is handed out only shortly before it is due, which bounds what
+// the queues hold however far ahead the trace is read. (In think mode the threads may run
+// ahead of the recorded times; there the queue limit alone bounds them.)
+void dispatcher::hold_back(const event& e) {
+  const uint64_t at = clock_.at(e.ts);
+  if (at < handed_until_) return;
+  const uint64_t lead = opt_.timed_lead_ns;
+  uint64_t now = monotonic_ns();
+  while (at > now + lead && !shared_.stop.load(std::memory_order_relaxed)) {
+    if (opt_.cancel && opt_.cancel->load(std::memory_order_relaxed)) {
+      shared_.request_stop("interrupted");
+      break;
+    }
+    now = wait_until(std::min(at - lead, now + 50'000'000), 0, shared_.stop);
+  }
+  handed_until_ = now + lead;
+}
+
+void dispatcher::finish(lane& l) {
+  if (!l.running) return;
+  lane::queued& q = reserve(l, false);
+  q.w.end = true;
+  q.w.fx.clear();
+  q.deps.clear();
+  push(l);
+  l.running = false;
+  --live_lanes_;
+  ending_.push_back(&l);
+}
+
+void dispatcher::reap(bool all) {
+  std::erase_if(ending_, [&](lane* l) {
+    if (!all && !l->exited.load(std::memory_order_acquire)) return false;
+    l->thread.join();
+    total_.merge(l->stats, opt_.listed_mismatches);
+    l->stats = replay_stats{};
+    if (!l->running) l->q.release();
+    return true;
+  });
+}
+
+}  // namespace fsrr::engine_detail
