@@ -16,6 +16,7 @@
 
 #include "container.h"
 #include "describe.h"
+#include "hostile_traces.h"
 #include "sample_trace.h"
 #include "temp_dir.h"
 #include "trace_error.h"
@@ -25,6 +26,10 @@
 #include "trace_writer.h"
 
 using namespace fsrr;
+using fsrr::test::bare_header;
+using fsrr::test::events_block;
+using fsrr::test::misaligned_footer;
+using fsrr::test::write_payloads;
 
 namespace {
 
@@ -51,102 +56,6 @@ std::string read_error(const std::string& path) {
   } catch (const trace_error& e) {
     return e.what();
   }
-}
-
-// A header whose only op (code 0) carries no fields: an event then takes one byte in each of
-// the op, gap, dur and result columns.
-std::vector<uint8_t> bare_header() {
-  flatbuffers::FlatBufferBuilder fbb;
-  const auto names = fbb.CreateVectorOfStrings({"read"});
-  const auto fields = fbb.CreateVector(std::vector<uint32_t>{0});
-  fb::HeaderBuilder h(fbb);
-  h.add_format_major(format_major);
-  h.add_op_names(names);
-  h.add_op_fields(fields);
-  fbb.Finish(h.Finish(), "FSRH");
-  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
-}
-
-// Block 0: the root path, thread 1 ("sh"), and `count` events of thread 1 whose four columns
-// hold `column_bytes` zeros each.
-// `blob`: bytes of the path-name blob beyond the names (none: 0); `min_ts`: what the chunk says
-// its first time is.
-std::vector<uint8_t> events_block(uint32_t count, size_t column_bytes, size_t blob = 0,
-                                  uint64_t min_ts = 0) {
-  flatbuffers::FlatBufferBuilder fbb;
-  const std::vector<uint8_t> zeros(column_bytes, 0);
-  const auto parent = fbb.CreateVector(std::vector<uint32_t>{0});
-  const auto name_len = fbb.CreateVector(std::vector<uint32_t>{0});
-  const auto names = fbb.CreateVector(std::vector<uint8_t>(blob, 'x'));
-  const auto string_len = fbb.CreateVector(std::vector<uint32_t>{2});
-  const auto string_bytes = fbb.CreateVector(std::vector<uint8_t>{'s', 'h'});
-  const auto one = fbb.CreateVector(std::vector<int32_t>{1});
-  const auto comm = fbb.CreateVector(std::vector<uint32_t>{1});
-  fb::DefsBuilder d(fbb);
-  d.add_path_first(1);
-  d.add_path_parent(parent);
-  d.add_path_name_len(name_len);
-  if (blob) d.add_path_names(names);
-  d.add_string_first(1);
-  d.add_string_len(string_len);
-  d.add_string_bytes(string_bytes);
-  d.add_thread_first(1);
-  d.add_thread_tid(one);
-  d.add_thread_pid(one);
-  d.add_thread_ppid(one);
-  d.add_thread_comm(comm);
-  d.add_thread_fd_table(comm);
-  const auto defs = d.Finish();
-  const auto col = [&] { return fbb.CreateVector(zeros); };
-  const auto op = col(), gap = col(), dur = col(), result = col();
-  fb::ThreadEventsBuilder t(fbb);
-  t.add_thread(1);
-  t.add_count(count);
-  t.add_op(op);
-  t.add_gap(gap);
-  t.add_dur(dur);
-  t.add_result(result);
-  const auto group = t.Finish();
-  const auto groups = fbb.CreateVector(std::vector{group});
-  fb::ChunkBuilder c(fbb);
-  c.add_events(count);
-  c.add_min_ts(min_ts);
-  c.add_threads(groups);
-  const auto chunk = c.Finish();
-  fb::BlockBuilder b(fbb);
-  b.add_seq(0);
-  b.add_defs(defs);
-  b.add_chunk(chunk);
-  fbb.Finish(b.Finish(), "FSRB");
-  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
-}
-
-// A footer whose block index (a vector of 8-byte aligned structs) starts at 4 mod 8, which
-// the FlatBuffers verifier lets through: it checks only the length field's alignment.
-std::vector<uint8_t> misaligned_footer() {
-  for (int pad = 0; pad < 2; ++pad) {
-    flatbuffers::FlatBufferBuilder fbb;
-    fbb.StartVector(sizeof(fb::BlockRef) / 4, 4);  // aligned to 4 only
-    const fb::BlockRef ref(37, 100, 1, 0, 0, 0);
-    fbb.PushBytes(reinterpret_cast<const uint8_t*>(&ref), sizeof ref);
-    const flatbuffers::Offset<flatbuffers::Vector<const fb::BlockRef*>> refs(fbb.EndVector(1));
-    if (pad) fbb.CreateVector(std::vector<uint32_t>{7});
-    fb::FooterBuilder f(fbb);
-    f.add_blocks(refs);
-    fbb.Finish(f.Finish(), "FSRF");
-    std::vector<uint8_t> out(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
-    const auto* v = flatbuffers::GetRoot<fb::Footer>(out.data())->blocks();
-    if ((reinterpret_cast<const uint8_t*>(v->Data()) - out.data()) % 8 == 4) return out;
-  }
-  return {};
-}
-
-// A trace of the given payloads, framed as the fuzzer frames them.
-void write_payloads(const std::string& path, const std::vector<std::vector<uint8_t>>& records,
-                    uint8_t flags = 0) {
-  std::vector<uint8_t> input{flags};
-  for (const auto& r : records) fuzz::put_record(input, r);
-  spit(path, fuzz::frame_trace(input));
 }
 
 }  // namespace
