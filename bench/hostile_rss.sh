@@ -14,9 +14,9 @@ measure() {  # NAME COMMAND...: peak RSS (MiB), wall s, exit status, first line 
   local name=$1; shift
   local status=0
   /usr/bin/time -f "%M %e" -o "$work/time" "$@" >/dev/null 2>"$work/err" || status=$?
-  read -r kb wall <"$work/time"
+  read -r kb wall < <(tail -n 1 "$work/time")  # after "Command exited with non-zero status"
   printf '%-34s %10s %8s %6s  %s\n' "$name" "$(echo "scale=1; $kb / 1024" | bc)" "$wall" "$status" \
-    "$(grep -v '^Command exited' "$work/err" | head -c 90 | head -n 1)"
+    "$(head -n 1 "$work/err" | sed "s|$work/||" | cut -c1-100)"
 }
 ls -l "$work"/*.trace | awk '{printf "%-20s %8d bytes\n", $NF, $5}' | sed "s|$work/||"
 printf '%-34s %10s %8s %6s  %s\n' command "peak MiB" "wall s" status "stderr"
