@@ -267,7 +267,11 @@ int64_t op_runner::open_file(const work_item& w) {
   const event& e = w.ev;
   int flags = e.kind == op::creat ? O_CREAT | O_WRONLY | O_TRUNC : static_cast<int>(e.flags);
   flags &= ~O_CLOEXEC;  // replay fds are always close-on-exec; the recorded bit is in fd_map
-  if (S_ISFIFO(w.ftype)) flags |= O_NONBLOCK;  // never wait for a peer the replay won't start
+  // Never wait in open(2) for a peer the replay won't start: whatever the trace says the file
+  // is, the target may hold a FIFO there. O_NONBLOCK changes nothing else for the files a
+  // replay opens (regular files, directories); F_GETFL answers without it.
+  // (openat2 refuses O_PATH with any flag beyond O_DIRECTORY and O_NOFOLLOW)
+  const int open_flags = flags & O_PATH ? flags : flags | O_NONBLOCK;
   uint64_t resolve = 0;
   if (e.kind == op::openat2)  // the path is already resolved; confinement adds BENEATH itself
     resolve = e.aux & (RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
@@ -280,11 +284,11 @@ int64_t op_runner::open_file(const work_item& w) {
         e.kind != op::openat2 && !w.p1->is_root() && (!(flags & O_PATH) || (flags & O_NOFOLLOW));
     const int d = direct ? dir_fd(w.p1) : -EXDEV;
     if (d >= 0) {
-      fd = ::openat(d, w.p1->name(), flags | O_NOFOLLOW | O_CLOEXEC, mode_of(e));
+      fd = ::openat(d, w.p1->name(), open_flags | O_NOFOLLOW | O_CLOEXEC, mode_of(e));
       if (fd < 0) fd = -errno;
     }
     if (d < 0 || (fd == -ELOOP && !(flags & O_NOFOLLOW)))
-      fd = s_.target.open(w.p1->at, flags, mode_of(e), resolve);
+      fd = s_.target.open(w.p1->at, open_flags, mode_of(e), resolve);
   }
   if (fd >= 0 && ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))) ++stats_.files;
   if (!w.fx.opened) {
@@ -299,7 +303,7 @@ int64_t op_runner::open_file(const work_item& w) {
 int64_t op_runner::bind_fd(const work_item& w) {
   const event& e = w.ev;
   const int flags = static_cast<int>(e.flags) & ~(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC);
-  int fd = open_path(w.p1, flags | (S_ISFIFO(w.ftype) ? O_NONBLOCK : 0));
+  int fd = open_path(w.p1, flags & O_PATH ? flags : flags | O_NONBLOCK);  // as open_file
   if (fd >= 0 && S_ISDIR(w.ftype) && e.aux) {
     // a slice's start: its listing as far as it had gone (to the end, or that many bytes)
     uint64_t listed = 0;
@@ -434,8 +438,12 @@ int64_t op_runner::fcntl_op(const work_item& w) {
     case F_SETFD:  // fd-table state, settled by the dispatcher
       return fd < 0 ? -EBADF : e.result;
     case F_GETFD:
-    case F_GETFL:
-      return fd < 0 ? -EBADF : sys(::fcntl(fd, static_cast<int>(e.aux)));
+      return fd < 0 ? -EBADF : sys(::fcntl(fd, F_GETFD));
+    case F_GETFL: {  // without the O_NONBLOCK the replay's open added (open_file)
+      if (fd < 0) return -EBADF;
+      const int64_t r = sys(::fcntl(fd, F_GETFL));
+      return r < 0 || (s_.handles[w.fx.h1].flags & O_NONBLOCK) ? r : r & ~int64_t{O_NONBLOCK};
+    }
     case F_SETFL:
       return fd < 0 ? -EBADF : sys(::fcntl(fd, F_SETFL, static_cast<int>(e.flags)));
     default:  // locks, leases, pipe sizes: their argument is not in the trace
