@@ -138,7 +138,8 @@ void fd_map::track_position(const event& e, fd_effect& out) {
     case op::readv:
     case op::write:
     case op::writev:
-      if (out.h1 && e.result >= 0) handles_[out.h1].pos = e.offset + e.result;
+      if (out.h1 && e.result >= 0)  // a trace's offset and result: their sum may not fit
+        handles_[out.h1].pos = e.offset > INT64_MAX - e.result ? INT64_MAX : e.offset + e.result;
       break;
     case op::lseek:
       if (out.h1 && e.result >= 0) handles_[out.h1].pos = e.result, handles_[out.h1].listed = 0;
