@@ -9,14 +9,11 @@
 #include "trace_reader.h"
 
 namespace fsrr::test {
-namespace {
 
 void spit(const std::string& p, const std::vector<uint8_t>& data) {
   std::ofstream(p, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
 }
-
-}  // namespace
 
 std::vector<uint8_t> bare_header() {
   flatbuffers::FlatBufferBuilder fbb;

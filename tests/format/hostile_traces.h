@@ -23,6 +23,9 @@ std::vector<uint8_t> events_block(uint32_t count, size_t column_bytes, size_t bl
 // the FlatBuffers verifier lets through: it checks only the length field's alignment.
 std::vector<uint8_t> misaligned_footer();
 
+// Writes `data` to `p`, replacing it.
+void spit(const std::string& p, const std::vector<uint8_t>& data);
+
 // A trace of the given payloads, framed as the fuzzer frames them.
 void write_payloads(const std::string& path, const std::vector<std::vector<uint8_t>>& records,
                     uint8_t flags = 0);

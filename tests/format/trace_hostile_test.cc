@@ -29,6 +29,7 @@ using namespace fsrr;
 using fsrr::test::bare_header;
 using fsrr::test::events_block;
 using fsrr::test::misaligned_footer;
+using fsrr::test::spit;
 using fsrr::test::write_payloads;
 
 namespace {
@@ -36,11 +37,6 @@ namespace {
 std::vector<uint8_t> slurp(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void spit(const std::string& p, const std::vector<uint8_t>& data) {
-  std::ofstream(p, std::ios::binary | std::ios::trunc)
-      .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
 }
 
 // Reads everything a user can ask for; returns the error line, or "" if there was none.
