@@ -132,6 +132,15 @@ void fd_map::leave(table* t, fd_effect& out) {
   t->fds.clear();
 }
 
+namespace {
+
+// A position moved by a trace's result (> 0), saturating: a hostile trace's sum may not fit.
+void advance(int64_t& pos, int64_t n) {
+  pos = pos > INT64_MAX - n ? INT64_MAX : pos + n;
+}
+
+}  // namespace
+
 void fd_map::track_position(const event& e, fd_effect& out) {
   switch (e.kind) {
     case op::read:
@@ -155,14 +164,14 @@ void fd_map::track_position(const event& e, fd_effect& out) {
     case op::splice:
       out.pos1 = e.offset < 0;
       out.pos2 = e.offset2 < 0;
-      if (out.h1 && out.pos1 && e.result > 0) handles_[out.h1].pos += e.result;
-      if (out.h2 && out.pos2 && e.result > 0) handles_[out.h2].pos += e.result;
+      if (out.h1 && out.pos1 && e.result > 0) advance(handles_[out.h1].pos, e.result);
+      if (out.h2 && out.pos2 && e.result > 0) advance(handles_[out.h2].pos, e.result);
       break;
     case op::sendfile:  // fd: out, always at its position; fd2: in, at `offset` (-1: NULL)
       out.pos1 = true;
       out.pos2 = e.offset < 0;
-      if (out.h1 && e.result > 0) handles_[out.h1].pos += e.result;
-      if (out.h2 && out.pos2 && e.result > 0) handles_[out.h2].pos += e.result;
+      if (out.h1 && e.result > 0) advance(handles_[out.h1].pos, e.result);
+      if (out.h2 && out.pos2 && e.result > 0) advance(handles_[out.h2].pos, e.result);
       break;
     default:
       break;
