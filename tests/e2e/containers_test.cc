@@ -346,9 +346,11 @@ TEST_CASE("record --all keeps two chroots that use the same names apart", "[name
     }
     for (int i = 0; i < 3000 && slurp(tmp / "log").find("record: recording") == std::string::npos; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));  // until fsrr says it is attached
-    // The same names in both: /data/f, 100 bytes in a, 200 in b.
-    REQUIRE(run(fmt::format("chroot {} sh -c 'head -c 100 /dev/zero > /data/f'", a.path())) == 0);
-    REQUIRE(run(fmt::format("chroot {} sh -c 'head -c 200 /dev/zero > /data/f'", b.path())) == 0);
+    // The same names in both: /data/two-roots, 100 bytes in a, 200 in b. (--all records the
+    // whole machine, so other tests' chroots too: their names are not this one.)
+    const char* write = "chroot {} sh -c 'head -c {} /dev/zero > /data/two-roots'";
+    REQUIRE(run(fmt::format(fmt::runtime(write), a.path(), 100)) == 0);
+    REQUIRE(run(fmt::format(fmt::runtime(write), b.path(), 200)) == 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     ::kill(rec, SIGINT);
     int status = 0;
@@ -356,13 +358,13 @@ TEST_CASE("record --all keeps two chroots that use the same names apart", "[name
     INFO(slurp(tmp / "log"));
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
-    t = read_trace(tmp / "t.trace", "/data", "sh", tmp / "t.jsonl");
+    t = read_trace(tmp / "t.trace", "/data/two-roots", "sh", tmp / "t.jsonl");
   }
-  // one open of /data/f in each root, each with its own writes
-  std::map<uint64_t, uint64_t> written;  // root -> bytes written to /data/f
+  // one open of /data/two-roots in each root, each with its own writes
+  std::map<uint64_t, uint64_t> written;  // root -> bytes written to /data/two-roots
   uint64_t opens = 0;
   for (const auto& e : t.events)
-    if (e.value("path", "") == "/data/f" && e["op"] == "openat") ++opens;
+    if (e.value("path", "") == "/data/two-roots" && e["op"] == "openat") ++opens;
   CHECK(opens == 2);
   CHECK(t.roots.size() == 2);
   const auto info = info_of(tmp / "t.trace", tmp / "t.info");
@@ -370,14 +372,16 @@ TEST_CASE("record --all keeps two chroots that use the same names apart", "[name
   for (const auto& r : info["roots"]) where.insert(r["where"]);
   CHECK(where.count(a.path()) == 1);
   CHECK(where.count(b.path()) == 1);
-  // replayed, each /data/f lands in its root's directory with its own size
+  // replayed, each /data/two-roots lands in its root's directory with its own size
   temp_dir target("/dev/shm");
   REQUIRE(run(fmt::format("{} replay {} {} --timing afap --no-progress >/dev/null 2>&1", FSRR_BIN,
                           tmp / "t.trace", target.path())) == 0);
   std::set<off_t> sizes;
   for (const auto& r : info["roots"]) {
     struct stat st;
-    if (::stat((target.path() + "/" + r["placed_at"].get<std::string>() + "/data/f").c_str(), &st) == 0)
+    if (::stat(
+            (target.path() + "/" + r["placed_at"].get<std::string>() + "/data/two-roots").c_str(),
+            &st) == 0)
       sizes.insert(st.st_size);
   }
   CHECK(sizes == std::set<off_t>{100, 200});
