@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "data_source.h"
+#include "trace_error.h"
 
 namespace {
 
@@ -47,7 +48,7 @@ int main() {
   fmt::print("{:<32} {:>8} {:>9} {:>8} {:>9}\n", "data", "GB/s", "setup ms", "zstd-3", "lzo1x-1");
   for (const run& r : runs) {
     auto start = clock_type::now();
-    fsrr::data_source source(fsrr::data_spec::parse(r.data, r.dedupe_pct, 1));
+    fsrr::data_source source(fsrr::or_throw(fsrr::data_spec::parse(r.data, r.dedupe_pct, 1)));
     double setup_ms = seconds_since(start) * 1e3;
     double speed = fill_speed(source, 1.0);
     fsrr::data_source::ratios achieved = source.measure(32ull << 20);

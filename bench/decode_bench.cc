@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "trace_error.h"
 #include "trace_reader.h"
 #include "trace_writer.h"
 
@@ -24,7 +25,7 @@ uint64_t write_trace(const std::string& path, uint64_t target_events) {
   h.writer = "decode_bench";
   writer_options opt;
   opt.overwrite = true;
-  trace_writer w(path, h, opt);
+  trace_writer w = or_throw(trace_writer::create(path, h, opt));
   constexpr int nthreads = 8;
   thread_id threads[nthreads];
   uint64_t ts[nthreads];
@@ -78,7 +79,7 @@ uint64_t write_trace(const std::string& path, uint64_t target_events) {
       add(e);
     }
   }
-  w.finish();
+  or_throw(w.finish());
   return n;
 }
 
@@ -95,7 +96,8 @@ int main(int argc, char** argv) {
   }
   const std::string path =
       existing ? argv[1] : fmt::format("/dev/shm/fsrr-decode-bench.{}.trace", ::getpid());
-  const uint64_t n = existing ? trace_reader(path).summary().events : write_trace(path, want);
+  const uint64_t n =
+      existing ? or_throw(trace_reader::open(path)).summary().events : write_trace(path, want);
   struct stat st;
   ::stat(path.c_str(), &st);
   // CPU time as well as wall time: on a shared machine the wall clock also counts waiting.
@@ -109,7 +111,7 @@ int main(int argc, char** argv) {
   for (int round = 0; round < 5; ++round) {
     const auto a = std::chrono::steady_clock::now();
     const double cpu_a = cpu_now();
-    trace_reader r(path);
+    trace_reader r = or_throw(trace_reader::open(path));
     auto s = r.events();
     event e;
     uint64_t count = 0;

@@ -35,6 +35,7 @@
 #include "cp_model.h"
 #include "engine.h"
 #include "prepare.h"
+#include "trace_error.h"
 
 using namespace fsrr;
 
@@ -109,13 +110,14 @@ void read_tree(const std::string& dir) {
 }
 
 int replay(const std::string& trace_path, const std::string& target_dir) {
-  trace_reader trace(trace_path);
-  target_root target(target_dir);
+  trace_reader trace = or_throw(trace_reader::open(trace_path));
+  target_root target = or_throw(target_root::open(target_dir));
   const data_source data(data_spec{});
   prepare_options popt;
   popt.privilege.owners = ::geteuid() == 0;  // as cp -a, which it is measured against
   const bool reuse = std::getenv("FSRR_BENCH_SKIP_PREPARE");
-  const prepare_result p = reuse ? prepare_result{} : prepare_tree(trace, target, data, popt);
+  const prepare_result p =
+      reuse ? prepare_result{} : or_throw(prepare_tree(trace, target, data, popt));
   if (p.errors) fmt::print(stderr, "prepare: {} errors\n", p.errors);
   // The native rounds copy a source tree that the recording and the rounds before have read;
   // a freshly prepared tree's pages would first be moved to the active list by the replay.

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "container.h"
+#include "trace_error.h"
 #include "trace_generated.h"
 #include "trace_reader.h"
 
@@ -39,14 +40,13 @@ int main(int argc, char** argv) {
   }
   std::ifstream in(argv[1], std::ios::binary);
   const std::vector<uint8_t> file{std::istreambuf_iterator<char>(in), {}};
-  const uint64_t events = trace_reader(argv[1]).summary().events;
+  const uint64_t events = or_throw(trace_reader::open(argv[1])).summary().events;
   std::vector<uint8_t> buf;
-  std::string why;
   uint64_t block_bytes = 0;
   for (const auto& f : container::scan(file).frames) {
     if (f.kind != container::frame_ref::block) continue;
     block_bytes += f.size;
-    if (!container::decompress_frame({file.data() + f.offset, f.size}, buf, why)) return 1;
+    if (!container::decompress_frame({file.data() + f.offset, f.size}, buf)) return 1;
     const auto* b = flatbuffers::GetRoot<fb::Block>(buf.data());
     if (const auto* d = b->defs()) {
       add("defs.path_parent", d->path_parent());

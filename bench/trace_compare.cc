@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "trace_error.h"
 #include "trace_reader.h"
 
 using namespace fsrr;
@@ -183,6 +184,7 @@ std::map<thread_id, std::vector<op_key>> keys(trace_reader& r, const std::string
     out[e.thread].push_back(std::move(k));
     if (e.kind == op::close && e.result == 0) fds.erase(e.fd);
   }
+  or_throw(s.status());
   return out;
 }
 
@@ -246,7 +248,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "usage: trace_compare ORIGINAL REPLAY TARGET\n");
     return 2;
   }
-  trace_reader orig(argv[1]), rep(argv[2]);
+  trace_reader orig = or_throw(trace_reader::open(argv[1]));
+  trace_reader rep = or_throw(trace_reader::open(argv[2]));
   // The recording holds canonical absolute paths; the target may be gone by now.
   std::string target = argv[3];
   if (char* real = ::realpath(argv[3], nullptr)) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "trace_error.h"
 #include "trace_reader.h"
 #include "trace_writer.h"
 
@@ -14,12 +15,12 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "usage: trace_recode IN OUT [ZSTD_LEVEL]\n");
     return 2;
   }
-  trace_reader r(argv[1]);
+  trace_reader r = or_throw(trace_reader::open(argv[1]));
   writer_options opt;
   opt.overwrite = true;
   if (argc == 4) opt.zstd_level = std::atoi(argv[3]);
   if (const char* n = std::getenv("CHUNK_EVENTS")) opt.chunk_events = std::atoi(n);
-  trace_writer w(argv[2], r.header(), opt);
+  trace_writer w = or_throw(trace_writer::create(argv[2], r.header(), opt));
   // Tables in id order, so that every id stays the same.
   for (size_t i = 1; i <= r.string_count(); ++i) w.intern_string(r.string(i));
   for (path_id i = root_path + 1; i <= r.path_count(); ++i)
@@ -31,10 +32,11 @@ int main(int argc, char** argv) {
   auto events = r.events();
   event e;
   while (events.next(e)) w.append(e);
+  or_throw(events.status());
   w.add_lost(0, s.lost_events);
   for (const auto& [key, n] : s.nonfile) w.add_nonfile(key.first, key.second, n);
   w.mark_incomplete(s.incomplete);
-  w.finish();
+  or_throw(w.finish());
   fmt::print("{} -> {}: {} -> {} bytes ({:.2f} -> {:.2f} bytes/event)\n", argv[1], argv[2],
              r.file_bytes(), w.file_bytes(), double(r.file_bytes()) / s.events,
              double(w.file_bytes()) / s.events);

@@ -37,13 +37,13 @@ command add_anonymize(CLI::App& app) {
               if (k.empty() || k.front() != '/')
                 throw trace_error(fmt::format("--keep '{}': not an absolute path", k));
             refuse_same_file(o->file, o->out);
-            trace_reader in(o->file);
+            trace_reader in = or_throw(trace_reader::open(o->file));
             transform::anonymize_options ao;
             ao.key_file = o->key_file;
             ao.keep = o->keep;
             ao.force = o->force;
             const auto t0 = std::chrono::steady_clock::now();
-            const auto r = transform::anonymize(in, o->out, ao);
+            const auto r = or_throw(transform::anonymize(in, o->out, ao));
             const double secs =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             struct stat st {};

@@ -95,7 +95,7 @@ command add_compare(CLI::App& app) {
             try {
               for (const auto& f : o->fs) c.fs.push_back(lab::parse_fs_spec(f));
               c.source_fs = lab::parse_fs_spec(o->source);
-              c.data = data_spec::parse(o->data, o->dedupe, o->seed);
+              c.data = or_throw(data_spec::parse(o->data, o->dedupe, o->seed));
             } catch (const std::invalid_argument& e) {
               throw trace_error(e.what());
             }

@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "describe.h"
+#include "trace_error.h"
 #include "trace_reader.h"
 
 namespace fsrr::cli {
@@ -20,7 +21,7 @@ command add_dump(CLI::App& app) {
   sub->add_flag("--json", o->json, "JSON Lines: one object per event");
   sub->add_flag("--tree", o->tree, "Print the initial tree entries before the events");
   return {sub, [o] {
-            trace_reader r(o->file);
+            trace_reader r = or_throw(trace_reader::open(o->file));
             std::string line;
             if (o->tree)
               for (const auto& t : r.tree()) {
@@ -35,6 +36,7 @@ command add_dump(CLI::App& app) {
               line += '\n';
               std::fwrite(line.data(), 1, line.size(), stdout);
             }
+            or_throw(events.status());
             if (!r.damage().empty()) fmt::print(stderr, "fsrr: {}: {}\n", o->file, r.damage());
             return 0;
           }};

@@ -2,6 +2,7 @@
 
 #include "commands.h"
 #include "fio_export.h"
+#include "trace_error.h"
 #include "trace_reader.h"
 
 namespace fsrr::cli {
@@ -18,8 +19,8 @@ command add_export(CLI::App& app) {
   sub->add_option("FILE", o->file, "Trace file")->required();
   sub->add_option("--fio", o->fio, "Directory to create (or an empty one)")->required();
   return {sub, [o] {
-            trace_reader in(o->file);
-            const auto r = transform::export_fio(in, o->fio);
+            trace_reader in = or_throw(trace_reader::open(o->file));
+            const auto r = or_throw(transform::export_fio(in, o->fio));
             fmt::print("export: {} jobs over {} files: {} reads ({} bytes), {} writes ({} bytes), "
                        "{} syncs; layout writes {} bytes first → {}/fsrr.fio (fio {}/fsrr.fio)\n",
                        r.jobs, r.files, r.reads, r.bytes_read, r.writes, r.bytes_written, r.syncs,

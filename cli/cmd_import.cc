@@ -22,7 +22,7 @@ command add_import(CLI::App& app) {
   sub->add_flag("--force", o->force, "Overwrite the output file if it exists");
   return {sub, [o] {
             refuse_same_file(o->log, o->out);
-            const auto r = transform::import_strace(o->log, o->out, o->force);
+            const auto r = or_throw(transform::import_strace(o->log, o->out, o->force));
             fmt::print("import: {} lines: {} events, {} non-file ops, {} threads, an initial tree "
                        "of {} entries; {} calls fsrr does not record, {} lines not understood → {}\n",
                        r.lines, r.events, r.nonfile, r.threads, r.tree, r.not_ops, r.unparsed,

@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "describe.h"
 #include "report.h"
+#include "trace_error.h"
 #include "trace_reader.h"
 
 namespace fsrr::cli {
@@ -18,8 +19,8 @@ command add_info(CLI::App& app) {
   sub->add_option("FILE", o->file, "Trace file")->capture_default_str();
   sub->add_flag("--json", o->json, "One JSON object instead of text");
   return {sub, [o] {
-            trace_reader r(o->file);
-            const flow_stats flow = trace_flow(r);
+            trace_reader r = or_throw(trace_reader::open(o->file));
+            const flow_stats flow = or_throw(trace_flow(r));
             if (o->json) {
               auto j = info_json(r);
               j["data_flow"] = flow_json(flow);

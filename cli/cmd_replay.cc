@@ -65,25 +65,21 @@ command add_replay(CLI::App& app) {
   return {sub, [o] {
             replay_options opt = o->r;
             opt.target = o->target;
-            try {
-              for (const auto& m : o->maps) opt.maps.push_back(parse_map(m));
-              opt.data = data_spec::parse(o->data, o->dedupe, o->seed);
-            } catch (const std::invalid_argument& e) {
-              throw trace_error(e.what());
-            }
+            for (const auto& m : o->maps) opt.maps.push_back(or_throw(parse_map(m)));
+            opt.data = or_throw(data_spec::parse(o->data, o->dedupe, o->seed));
             opt.progress = !o->no_progress;
             opt.cancel = &stop_on_signals();
-            trace_reader trace(o->file);
+            trace_reader trace = or_throw(trace_reader::open(o->file));
             if (!o->report.empty()) {
               struct stat a, b;
               if (::stat(o->report.c_str(), &a) == 0 && ::stat(o->file.c_str(), &b) == 0 &&
                   a.st_dev == b.st_dev && a.st_ino == b.st_ino)
                 throw trace_error("--report names the trace file itself");
             }
-            replay_outcome r = run_replay(trace, opt);
+            replay_outcome r = or_throw(run_replay(trace, opt));
             r.report.trace = o->file;
             fmt::print("{}", format_outcome(r));
-            if (!o->report.empty()) write_report_json(r.report, o->report);
+            if (!o->report.empty()) or_throw(write_report_json(r.report, o->report));
             return r.status;
           }};
 }

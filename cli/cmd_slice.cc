@@ -37,8 +37,8 @@ command add_slice(CLI::App& app) {
               if (p.empty() || p.front() != '/')
                 throw trace_error(fmt::format("--path '{}': not an absolute path", p));
             refuse_same_file(o->file, o->out);
-            trace_reader in(o->file);
-            const auto r = transform::slice(in, o->out, o->s);
+            trace_reader in = or_throw(trace_reader::open(o->file));
+            const auto r = or_throw(transform::slice(in, o->out, o->s));
             fmt::print("slice: {} events ({} chosen, the rest what they need; {} fds open at the "
                        "start), an initial tree of {} entries → {}\n",
                        r.events, r.chosen, r.bound, r.tree, o->out);

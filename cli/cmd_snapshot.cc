@@ -2,6 +2,7 @@
 
 #include "commands.h"
 #include "host_header.h"
+#include "trace_error.h"
 #include "trace_writer.h"
 #include "tree_snapshot.h"
 
@@ -27,14 +28,15 @@ command add_snapshot(CLI::App& app) {
             cmd.insert(cmd.end(), o->dirs.begin(), o->dirs.end());
             writer_options wo;
             wo.overwrite = o->force;
-            trace_writer w(o->out, host_header(trace_kind::snapshot, cmd), wo);
+            trace_writer w =
+                or_throw(trace_writer::create(o->out, host_header(trace_kind::snapshot, cmd), wo));
             snapshot_stats total;
             for (const auto& d : o->dirs) {
               const auto s = snapshot_tree(w, d);
               total.entries += s.entries;
               total.errors += s.errors;
             }
-            w.finish();
+            or_throw(w.finish());
             const auto& t = w.summary().tree;
             fmt::print("snapshot: {} files, {} dirs, {} symlinks, {} other, {} bytes of data → {} "
                        "({} bytes)\n",

@@ -43,18 +43,15 @@ command add_verify(CLI::App& app) {
   return {sub, [o] {
             std::vector<map_rule> maps;
             data_spec spec;
-            try {
-              for (const auto& m : o->maps) maps.push_back(parse_map(m));
-              spec = data_spec::parse(o->data, o->dedupe, o->seed);
-            } catch (const std::invalid_argument& e) {
-              throw trace_error(e.what());
-            }
+            for (const auto& m : o->maps) maps.push_back(or_throw(parse_map(m)));
+            spec = or_throw(data_spec::parse(o->data, o->dedupe, o->seed));
             std::optional<data_source> data;
             if (o->content) data.emplace(spec);
-            trace_reader trace(o->file);
-            target_root target(o->target, maps);
-            const expected_state expected =
-                trace.summary().events > 0 ? expected_end_state(trace) : expected_from_tree(trace);
+            trace_reader trace = or_throw(trace_reader::open(o->file));
+            const target_root target = or_throw(target_root::open(o->target, maps));
+            const expected_state expected = trace.summary().events > 0
+                                                ? or_throw(expected_end_state(trace))
+                                                : expected_from_tree(trace);
             verify_options vo;
             vo.owners = o->owners;
             vo.keep_privileged = o->keep_privileged;

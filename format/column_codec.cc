@@ -89,14 +89,14 @@ group_decoder::group_decoder(const group_input& in, const op_map& ops)
   st_.prev_end = in.first_ts;
 }
 
-bool group_decoder::fail(const char* what) {
+tl::unexpected<error> group_decoder::fail(const char* what) {
   error_ = fmt::format("thread {} event {}: {}", in_.thread, next_, what);
   failed_ = true;
-  return false;
+  return failure(error_);
 }
 
-bool group_decoder::decode(std::vector<event>& out, size_t max, uint64_t& unknown) {
-  if (failed_) return false;
+result<void> group_decoder::decode(std::vector<event>& out, size_t max, uint64_t& unknown) {
+  if (failed_) return failure(error_);
   const size_t base = out.size();
   const size_t want = std::min<size_t>(max, in_.count - next_);
   out.resize(base + want);  // decoded in place; ops this build does not know are dropped
@@ -164,17 +164,16 @@ bool group_decoder::decode(std::vector<event>& out, size_t max, uint64_t& unknow
   if (done())
     for (int c = 0; c < column_count; ++c)
       if (!r[c].done()) return fail("column longer than its events");
-  return true;
+  return {};
 }
 
-bool decode_group(const group_input& in, const op_map& ops, std::vector<event>& out,
-                  uint64_t& unknown, std::string& error) {
+result<void> decode_group(const group_input& in, const op_map& ops, std::vector<event>& out,
+                          uint64_t& unknown) {
   group_decoder d(in, ops);
   const size_t base = out.size();
-  if (d.decode(out, in.count, unknown)) return true;
-  out.resize(base);
-  error = d.error();
-  return false;
+  auto r = d.decode(out, in.count, unknown);
+  if (!r) out.resize(base);
+  return r;
 }
 
 }  // namespace fsrr::codec

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "event.h"
+#include "result.h"
 
 namespace fsrr::codec {
 
@@ -111,7 +112,7 @@ struct op_map {
   std::vector<entry> codes;
 };
 
-// Decodes `count` events of one thread; appends them to `out`. Returns false with a reason if
+// Decodes `count` events of one thread; appends them to `out`. Fails (appending nothing) if
 // a column is short, an op code is unknown to the file, or a value is out of range. Events of
 // ops this build does not know are decoded (their fields skipped) and counted in `unknown`.
 struct group_input {
@@ -120,8 +121,8 @@ struct group_input {
   uint64_t first_ts;
   std::array<std::span<const uint8_t>, column_count> cols;
 };
-bool decode_group(const group_input& in, const op_map& ops, std::vector<event>& out,
-                  uint64_t& unknown, std::string& error);
+result<void> decode_group(const group_input& in, const op_map& ops, std::vector<event>& out,
+                          uint64_t& unknown);
 
 class varint_reader {
  public:
@@ -172,13 +173,12 @@ class varint_reader {
 class group_decoder {
  public:
   group_decoder(const group_input& in, const op_map& ops);
-  // Appends up to `max` events to `out`; false on damage (see error()).
-  bool decode(std::vector<event>& out, size_t max, uint64_t& unknown);
+  // Appends up to `max` events to `out`; fails on damage, and again on every later call.
+  result<void> decode(std::vector<event>& out, size_t max, uint64_t& unknown);
   bool done() const { return next_ == in_.count; }
-  const std::string& error() const { return error_; }
 
  private:
-  bool fail(const char* what);
+  tl::unexpected<error> fail(const char* what);
   group_input in_;
   const op_map* ops_;
   std::array<varint_reader, column_count> r_;

@@ -51,29 +51,20 @@ std::vector<uint8_t> skippable_frame(uint32_t magic, std::span<const uint8_t> pa
   return out;
 }
 
-bool open_skippable(std::span<const uint8_t> frame, bool trailer, std::span<const uint8_t>& payload,
-                    std::string& error) {
+result<std::span<const uint8_t>> open_skippable(std::span<const uint8_t> frame, bool trailer) {
   const size_t extra = 8 + hash_bytes + (trailer ? 8 : 0);
-  if (frame.size() < extra) {
-    error = "frame too short";
-    return false;
-  }
+  if (frame.size() < extra) return failure("frame too short");
   const size_t len = frame.size() - extra;
-  if (trailer && load_u32(frame.data() + frame.size() - 8) != len) {
-    error = "trailer length does not match the frame";
-    return false;
-  }
-  payload = frame.subspan(8, len);
+  if (trailer && load_u32(frame.data() + frame.size() - 8) != len)
+    return failure("trailer length does not match the frame");
+  const auto payload = frame.subspan(8, len);
   uint8_t h[hash_bytes];
   hash(payload, h);
-  if (std::memcmp(h, frame.data() + 8 + len, hash_bytes) != 0) {
-    error = "checksum mismatch";
-    return false;
-  }
-  return true;
+  if (std::memcmp(h, frame.data() + 8 + len, hash_bytes) != 0) return failure("checksum mismatch");
+  return payload;
 }
 
-std::vector<uint8_t> compress_frame(std::span<const uint8_t> payload, int level) {
+result<std::vector<uint8_t>> compress_frame(std::span<const uint8_t> payload, int level) {
   // One context per thread: creating one costs more than compressing a small block.
   thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(),
                                                                         ZSTD_freeCCtx);
@@ -84,43 +75,31 @@ std::vector<uint8_t> compress_frame(std::span<const uint8_t> payload, int level)
   std::vector<uint8_t> out(ZSTD_compressBound(payload.size()));
   const size_t n =
       ZSTD_compress2(cctx.get(), out.data(), out.size(), payload.data(), payload.size());
-  if (ZSTD_isError(n)) throw std::runtime_error(ZSTD_getErrorName(n));
+  if (ZSTD_isError(n)) return failure("zstd: {}", ZSTD_getErrorName(n));
   out.resize(n);
   return out;
 }
 
-bool decompress_frame(std::span<const uint8_t> frame, std::vector<uint8_t>& out,
-                      std::string& error) {
+result<void> decompress_frame(std::span<const uint8_t> frame, std::vector<uint8_t>& out) {
   thread_local std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(),
                                                                         ZSTD_freeDCtx);
   const unsigned long long content = ZSTD_getFrameContentSize(frame.data(), frame.size());
-  if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN) {
-    error = "bad frame header";
-    return false;
-  }
-  if (content > max_block_bytes) {
-    error = fmt::format("block claims {} bytes, more than a block may hold ({})", content,
-                        max_block_bytes);
-    return false;
-  }
-  if (content > frame.size() * max_zstd_expansion) {
-    error = fmt::format("block claims {} bytes, more than a frame of {} bytes can hold", content,
-                        frame.size());
-    return false;
-  }
+  if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN)
+    return failure("bad frame header");
+  if (content > max_block_bytes)
+    return failure("block claims {} bytes, more than a block may hold ({})", content,
+                   max_block_bytes);
+  if (content > frame.size() * max_zstd_expansion)
+    return failure("block claims {} bytes, more than a frame of {} bytes can hold", content,
+                   frame.size());
   out.resize(content);
   const size_t n = ZSTD_decompressDCtx(dctx.get(), out.data(), out.size(), frame.data(),
                                        frame.size());
-  if (ZSTD_isError(n)) {
-    error = ZSTD_getErrorCode(n) == ZSTD_error_checksum_wrong ? "checksum mismatch"
-                                                              : ZSTD_getErrorName(n);
-    return false;
-  }
-  if (n != content) {
-    error = "frame shorter than its declared size";
-    return false;
-  }
-  return true;
+  if (ZSTD_isError(n))
+    return failure(ZSTD_getErrorCode(n) == ZSTD_error_checksum_wrong ? "checksum mismatch"
+                                                                     : ZSTD_getErrorName(n));
+  if (n != content) return failure("frame shorter than its declared size");
+  return {};
 }
 
 scan_result scan(std::span<const uint8_t> file) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "result.h"
+
 namespace fsrr::container {
 
 // Skippable frame magics (zstd reserves 0x184D2A50..5F); unknown ones are skipped on read.
@@ -27,15 +29,12 @@ inline constexpr uint64_t max_zstd_expansion = 32768;
 // `trailer` appends [u32 payload size][trailer_magic] inside the frame.
 std::vector<uint8_t> skippable_frame(uint32_t magic, std::span<const uint8_t> payload,
                                      bool trailer = false);
-// The payload of a frame written by skippable_frame, or an error text if the hash is wrong.
-bool open_skippable(std::span<const uint8_t> frame, bool trailer, std::span<const uint8_t>& payload,
-                    std::string& error);
+// The payload of a frame written by skippable_frame (within `frame`), or why it is not one.
+result<std::span<const uint8_t>> open_skippable(std::span<const uint8_t> frame, bool trailer);
 
-std::vector<uint8_t> compress_frame(std::span<const uint8_t> payload, int level);
-// Decompresses one zstd frame; checks content size, bounds and checksum. Returns false with a
-// reason on any failure.
-bool decompress_frame(std::span<const uint8_t> frame, std::vector<uint8_t>& out,
-                      std::string& error);
+result<std::vector<uint8_t>> compress_frame(std::span<const uint8_t> payload, int level);
+// Decompresses one zstd frame into `out`; checks content size, bounds and checksum.
+result<void> decompress_frame(std::span<const uint8_t> frame, std::vector<uint8_t>& out);
 
 struct frame_ref {
   enum kind_t : uint8_t { header, block, footer, skipped } kind;

@@ -15,6 +15,7 @@ struct trace_reader::event_stream::impl {
   trace_reader::impl* r;
   size_t next_block = 0;
   uint64_t unknown = 0;
+  result<void> status;  // the first damage met; next() returns false from then on
 
   struct group_state {
     std::optional<codec::group_decoder> dec;
@@ -78,12 +79,14 @@ struct trace_reader::event_stream::impl {
     return d;
   }
 
-  void decode_ahead() {
+  result<void> decode_ahead() {
     while (!ahead && next_block < r->blocks.size()) {
       auto d = fresh();
       d->index = next_block++;
-      const auto* b = r->load_block(d->index, d->buf);
-      r->apply_block(d->index, *b);
+      const auto loaded = r->load_block(d->index, d->buf);
+      if (!loaded) return tl::unexpected(loaded.error());
+      const fb::Block* b = *loaded;
+      FSRR_TRY(r->apply_block(d->index, *b));
       if (!b->chunk() || b->chunk()->events() == 0 || !b->chunk()->threads()) {
         spare.push_back(std::move(d));
         continue;
@@ -93,36 +96,41 @@ struct trace_reader::event_stream::impl {
       d->min_ts = ahead_min;
       ahead = std::move(d);
     }
+    return {};
   }
 
   // The next batch of a group; false when the group has no more events.
-  bool refill(cursor& c) {
+  result<bool> refill(cursor& c) {
     group_state& g = *c.g;
     g.batch.clear();
     while (g.batch.empty() && !g.dec->done()) {
-      if (!g.dec->decode(g.batch, batch_events, unknown))
-        r->fail_block(c.block->index, g.dec->error());
-      r->check_ids(c.block->index, g.batch);
+      if (auto d = g.dec->decode(g.batch, batch_events, unknown); !d)
+        return r->fail_block(c.block->index, d.error().message);
+      FSRR_TRY(r->check_ids(c.block->index, g.batch));
       // The merge takes a block's events once the stream reaches its first time: events
       // before it would come out of order.
       for (const event& e : g.batch)
         if (e.ts < c.block->min_ts)
-          r->fail_block(c.block->index, "an event before the block's first time");
+          return r->fail_block(c.block->index, "an event before the block's first time");
     }
     c.at = g.batch.data();
     c.end = g.batch.data() + g.batch.size();
     return c.at != c.end;
   }
 
-  void join_ahead() {
+  result<void> join_ahead() {
     decoded* d = ahead.get();
     const auto& groups = *ahead_chunk->threads();
     d->groups.resize(groups.size());
     d->live = 0;
     for (size_t k = 0; k < groups.size(); ++k) {
-      d->groups[k].dec.emplace(r->group_of(d->index, *groups.Get(k)), r->ops);
+      const auto in = r->group_of(d->index, *groups.Get(k));
+      if (!in) return tl::unexpected(in.error());
+      d->groups[k].dec.emplace(*in, r->ops);
       cursor c{nullptr, nullptr, &d->groups[k], d};
-      if (refill(c)) {
+      const auto more = refill(c);
+      if (!more) return tl::unexpected(more.error());
+      if (*more) {
         push(c);
         ++d->live;
       }
@@ -132,6 +140,7 @@ struct trace_reader::event_stream::impl {
     else
       spare.push_back(std::move(ahead));
     ahead.reset();
+    return {};
   }
 
   void exhausted(decoded* d) {
@@ -143,13 +152,21 @@ struct trace_reader::event_stream::impl {
   }
 
   bool next(event& out) {
+    if (!status) return false;
+    auto r = step(out);
+    if (r) return *r;
+    status = tl::unexpected(r.error());
+    return false;
+  }
+
+  result<bool> step(event& out) {
     for (;;) {
-      decode_ahead();
+      FSRR_TRY(decode_ahead());
       const bool any = current || !heap.empty();
       const bool from_heap = !heap.empty() && (!current || heap[0].before(*current));
       const uint64_t first_ts = from_heap ? heap[0].at->ts : current ? current->at->ts : 0;
       if (ahead && (!any || ahead_min <= first_ts)) {
-        join_ahead();
+        FSRR_TRY(join_ahead());
         continue;
       }
       if (!any) return false;
@@ -164,9 +181,13 @@ struct trace_reader::event_stream::impl {
         sift_down(0);
       }
       out = *current->at++;
-      if (current->at == current->end && !refill(*current)) {
-        exhausted(current->block);
-        current.reset();
+      if (current->at == current->end) {
+        const auto more = refill(*current);
+        if (!more) return tl::unexpected(more.error());
+        if (!*more) {
+          exhausted(current->block);
+          current.reset();
+        }
       }
       return true;
     }
@@ -178,6 +199,9 @@ trace_reader::event_stream::~event_stream() = default;
 trace_reader::event_stream::event_stream(event_stream&&) noexcept = default;
 bool trace_reader::event_stream::next(event& out) {
   return impl_->next(out);
+}
+result<void> trace_reader::event_stream::status() const {
+  return impl_->status;
 }
 
 trace_reader::event_stream trace_reader::events() {

@@ -76,6 +76,12 @@ constexpr std::string_view name(op o) { return info(o).name; }
 constexpr bool has(op o, uint32_t field) { return (info(o).fields & field) != 0; }
 std::optional<op> op_from_name(std::string_view name);
 
+// The ops whose aux is a string id: a symlink's target, an xattr's name (0: none recorded).
+constexpr bool aux_is_string(op o) {
+  return has(o, F_AUX) &&
+         (o == op::symlink || o == op::symlinkat || info(o).cls == op_class::xattr);
+}
+
 // In the mode of the set-xattr ops: the value was a POSIX ACL with these permission bits.
 inline constexpr uint32_t acl_mode_present = 1u << 20;
 

@@ -1,7 +1,13 @@
+// Exceptions, for the edge: the CLI (and, until they return results too, lab/ and recorder/)
+// report a failure by throwing one of these; main() prints its line and exits with its status.
+// The libraries below them (format/, replayer/, transform/) return result<T> (result.h).
 #pragma once
 
 #include <stdexcept>
 #include <string>
+#include <utility>
+
+#include "result.h"
 
 namespace fsrr {
 
@@ -16,5 +22,20 @@ struct status_error : trace_error {
   status_error(int status, const std::string& what) : trace_error(what), status(status) {}
   int status;
 };
+
+[[noreturn]] inline void raise(const error& e) {
+  if (e.status) throw status_error(e.status, e.message);
+  throw trace_error(e.message);
+}
+
+// A result's value, or its error thrown as above.
+template <class T>
+T or_throw(result<T> r) {
+  if (!r) raise(r.error());
+  return std::move(*r);
+}
+inline void or_throw(const result<void>& r) {
+  if (!r) raise(r.error());
+}
 
 }  // namespace fsrr

@@ -16,7 +16,6 @@
 #include "column_codec.h"
 #include "container.h"
 #include "tables.h"
-#include "trace_error.h"
 #include "trace_generated.h"
 #include "trace_reader_impl.h"
 #include "tree_columns.h"
@@ -64,40 +63,46 @@ flatbuffers::Verifier::Options verifier_options() {
 
 }  // namespace
 
-trace_reader::trace_reader(const std::string& path) : impl_(std::make_unique<impl>()) {
-  impl_->file_path = path;
-  impl_->open_file();
+result<trace_reader> trace_reader::open(const std::string& path) {
+  auto m = std::make_unique<impl>();
+  m->file_path = path;
+  FSRR_TRY(m->open_file());
+  FSRR_TRY(m->load_tables());
+  FSRR_TRY(m->compute_summary());
+  return trace_reader(std::move(m));
 }
 
+trace_reader::trace_reader(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 trace_reader::~trace_reader() = default;
+trace_reader::trace_reader(trace_reader&&) noexcept = default;
+trace_reader& trace_reader::operator=(trace_reader&&) noexcept = default;
 
-// The impl owns the file, not the trace_reader: a constructor that throws (a rejected trace)
-// never runs ~trace_reader, and used to leak the descriptor and the mapping.
+// The impl owns the file: a rejected trace unmaps and closes it as its impl goes.
 trace_reader::impl::~impl() {
   if (map) ::munmap(const_cast<uint8_t*>(map), size);
   if (fd >= 0) ::close(fd);
 }
 
-void trace_reader::impl::open_file() {
+result<void> trace_reader::impl::open_file() {
   fd = ::open(file_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw trace_error(fmt::format("cannot open {}: {}", file_path, std::strerror(errno)));
+  if (fd < 0) return failure("cannot open {}: {}", file_path, std::strerror(errno));
   struct stat st;
-  if (::fstat(fd, &st) != 0) fail(std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) fail("not a regular file");
+  if (::fstat(fd, &st) != 0) return fail(std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return fail("not a regular file");
   size = static_cast<size_t>(st.st_size);
-  if (size == 0) fail("empty file, not an fsrr trace");
+  if (size == 0) return fail("empty file, not an fsrr trace");
   void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (p == MAP_FAILED) fail(fmt::format("mmap: {}", std::strerror(errno)));
+  if (p == MAP_FAILED) return fail(fmt::format("mmap: {}", std::strerror(errno)));
   map = static_cast<const uint8_t*>(p);
 
   const std::span<const uint8_t> all(map, size);
   auto scan = container::scan(all);
   if (scan.frames.empty() || scan.frames[0].kind != frame_ref::header) {
     if (size >= 4 && std::memcmp(map, "\x5a\x2a\x4d\x18", 4) == 0)
-      fail("header is cut short (truncated trace)");
-    fail("not an fsrr trace");
+      return fail("header is cut short (truncated trace)");
+    return fail("not an fsrr trace");
   }
-  read_header(scan.frames[0]);
+  FSRR_TRY(read_header(scan.frames[0]));
 
   // A crash can leave zero-filled blocks after the last write: that is a torn tail too.
   if (!scan.corrupt.empty() &&
@@ -106,42 +111,43 @@ void trace_reader::impl::open_file() {
     scan.corrupt.clear();
   }
   const bool closed = size >= 4 && std::memcmp(map + size - 4, "FSRE", 4) == 0;
-  if (!scan.corrupt.empty()) fail(scan.corrupt);
+  if (!scan.corrupt.empty()) return fail(scan.corrupt);
   if (!scan.torn.empty() && closed)
-    fail(fmt::format("{}; the file was closed cleanly, so it is corrupted", scan.torn));
+    return fail(fmt::format("{}; the file was closed cleanly, so it is corrupted", scan.torn));
 
   for (size_t i = 1; i < scan.frames.size(); ++i) {
     const auto& f = scan.frames[i];
     switch (f.kind) {
       case frame_ref::block:
-        if (footer) fail(fmt::format("block frame at offset {} after the footer", f.offset));
+        if (footer) return fail(fmt::format("block frame at offset {} after the footer", f.offset));
         blocks.push_back(f);
         break;
       case frame_ref::footer:
         if (i + 1 != scan.frames.size())
-          fail(fmt::format("footer at offset {} is not the last frame", f.offset));
-        read_footer(f);
+          return fail(fmt::format("footer at offset {} is not the last frame", f.offset));
+        FSRR_TRY(read_footer(f));
         break;
       case frame_ref::header:
-        fail(fmt::format("second header at offset {}", f.offset));
+        return fail(fmt::format("second header at offset {}", f.offset));
       case frame_ref::skipped:
         break;  // a frame kind from a newer writer
     }
   }
   if (!scan.torn.empty())
     damage = fmt::format("torn tail: {}; {} complete blocks readable", scan.torn, blocks.size());
+  return {};
 }
 
-void trace_reader::impl::read_header(const frame_ref& f) {
-  std::span<const uint8_t> payload;
-  std::string why;
-  if (!container::open_skippable(bytes(f), false, payload, why)) fail("header: " + why);
+result<void> trace_reader::impl::read_header(const frame_ref& f) {
+  const auto opened = container::open_skippable(bytes(f), false);
+  if (!opened) return fail("header: " + opened.error().message);
+  const std::span<const uint8_t> payload = *opened;
   flatbuffers::Verifier v(payload.data(), payload.size(), verifier_options());
-  if (!v.VerifyBuffer<fb::Header>("FSRH")) fail("header: not a valid fsrr header");
+  if (!v.VerifyBuffer<fb::Header>("FSRH")) return fail("header: not a valid fsrr header");
   const auto* h = flatbuffers::GetRoot<fb::Header>(payload.data());
   if (h->format_major() != format_major)
-    fail(fmt::format("format version {}.{} is not supported (this fsrr reads {}.x)",
-                     h->format_major(), h->format_minor(), format_major));
+    return fail(fmt::format("format version {}.{} is not supported (this fsrr reads {}.x)",
+                            h->format_major(), h->format_minor(), format_major));
   header.format_major = h->format_major();
   header.format_minor = h->format_minor();
   header.writer = h->writer() ? h->writer()->str() : "";
@@ -158,7 +164,7 @@ void trace_reader::impl::read_header(const frame_ref& f) {
   header.key_id = h->key_id() ? h->key_id()->str() : "";
   if (!h->op_names() || !h->op_fields() || h->op_names()->size() != h->op_fields()->size() ||
       h->op_names()->size() > 256)
-    fail("header: op table missing or malformed");
+    return fail("header: op table missing or malformed");
   for (size_t i = 0; i < h->op_names()->size(); ++i) {
     codec::op_map::entry e;
     e.fields = h->op_fields()->Get(i);
@@ -168,48 +174,49 @@ void trace_reader::impl::read_header(const frame_ref& f) {
     }
     ops.codes.push_back(e);
   }
+  return {};
 }
 
-void trace_reader::impl::read_footer(const frame_ref& f) {
-  std::string why;
-  if (f.offset + f.size != size) fail("footer does not end the file");
-  std::span<const uint8_t> payload;
-  if (!container::open_skippable(bytes(f), true, payload, why)) fail("footer: " + why);
-  footer_payload.assign(payload.begin(), payload.end());
+result<void> trace_reader::impl::read_footer(const frame_ref& f) {
+  if (f.offset + f.size != size) return fail("footer does not end the file");
+  const auto payload = container::open_skippable(bytes(f), true);
+  if (!payload) return fail("footer: " + payload.error().message);
+  footer_payload.assign(payload->begin(), payload->end());
   flatbuffers::Verifier v(footer_payload.data(), footer_payload.size(), verifier_options());
-  if (!v.VerifyBuffer<fb::Footer>("FSRF")) fail("footer: not a valid fsrr footer");
+  if (!v.VerifyBuffer<fb::Footer>("FSRF")) return fail("footer: not a valid fsrr footer");
   footer = flatbuffers::GetRoot<fb::Footer>(footer_payload.data());
-  if (!aligned(*footer)) fail("footer: a column of 8-byte values is misaligned");
+  if (!aligned(*footer)) return fail("footer: a column of 8-byte values is misaligned");
   const auto* refs = footer->blocks();
-  if (len(refs) != blocks.size()) fail("footer index disagrees with the blocks in the file");
+  if (len(refs) != blocks.size()) return fail("footer index disagrees with the blocks in the file");
   for (size_t i = 0; i < blocks.size(); ++i)
     if (refs->Get(i)->offset() != blocks[i].offset || refs->Get(i)->size() != blocks[i].size)
-      fail(fmt::format("footer index disagrees with block {}", i));
+      return fail(fmt::format("footer index disagrees with block {}", i));
+  return {};
 }
 
-const fb::Block* trace_reader::impl::load_block(size_t i, std::vector<uint8_t>& buf) const {
-  std::string why;
-  if (!container::decompress_frame(bytes(blocks[i]), buf, why)) fail_block(i, why);
+result<const fb::Block*> trace_reader::impl::load_block(size_t i, std::vector<uint8_t>& buf) const {
+  if (auto r = container::decompress_frame(bytes(blocks[i]), buf); !r)
+    return fail_block(i, r.error().message);
   flatbuffers::Verifier v(buf.data(), buf.size(), verifier_options());
-  if (!v.VerifyBuffer<fb::Block>("FSRB")) fail_block(i, "not a valid block");
+  if (!v.VerifyBuffer<fb::Block>("FSRB")) return fail_block(i, "not a valid block");
   const auto* b = flatbuffers::GetRoot<fb::Block>(buf.data());
-  if (!aligned(*b)) fail_block(i, "a column of 8-byte values is misaligned");
-  if (b->seq() != i) fail_block(i, fmt::format("sequence number {} out of place", b->seq()));
+  if (!aligned(*b)) return fail_block(i, "a column of 8-byte values is misaligned");
+  if (b->seq() != i) return fail_block(i, fmt::format("sequence number {} out of place", b->seq()));
   return b;
 }
 
-void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
+result<void> trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
   const size_t np = len(d.path_parent());
   if (np) {
     if (d.path_first() != paths.size() || len(d.path_name_len()) != np)
-      fail_block(i, "path table entries out of sequence");
+      return fail_block(i, "path table entries out of sequence");
     const auto* names = d.path_names();
     const size_t blob = names ? names->size() : 0;
     // The blob is kept for the trace's life: it must hold the names and nothing else.
     uint64_t named = 0;
     for (size_t k = 0; k < np; ++k) named += d.path_name_len()->Get(k);
     if (named != blob)
-      fail_block(i, fmt::format("path names take {} bytes of a blob of {}", named, blob));
+      return fail_block(i, fmt::format("path names take {} bytes of a blob of {}", named, blob));
     auto& store = name_storage.emplace_back(std::make_unique<char[]>(blob + 1));
     if (blob) std::memcpy(store.get(), names->data(), blob);
     size_t pos = 0;
@@ -217,29 +224,30 @@ void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
     for (size_t k = 0; k < np; ++k) {
       parent += d.path_parent()->Get(k);
       const uint32_t n = d.path_name_len()->Get(k);
-      if (n > blob - pos) fail_block(i, "path name runs past its table");
+      if (n > blob - pos) return fail_block(i, "path name runs past its table");
       const std::string_view name(store.get() + pos, n);
       pos += n;
       const bool is_root = paths.size() == root_path;
       // A path without parent beyond root_path is the top of a further root (checked below).
       if (is_root ? (parent != no_id || !name.empty())
                   : (parent >= paths.size() || !valid_component(name)))
-        fail_block(i, fmt::format("invalid path entry {}", paths.size()));
+        return fail_block(i, fmt::format("invalid path entry {}", paths.size()));
       paths.push_back({parent, name});
     }
   }
   const size_t ns = len(d.string_len());
   if (ns) {
-    if (d.string_first() != strings.size()) fail_block(i, "string table out of sequence");
+    if (d.string_first() != strings.size()) return fail_block(i, "string table out of sequence");
     const auto* b = d.string_bytes();
     uint64_t held = 0;
     for (size_t k = 0; k < ns; ++k) held += d.string_len()->Get(k);
     if (held != (b ? b->size() : 0))
-      fail_block(i, fmt::format("strings take {} bytes of a blob of {}", held, b ? b->size() : 0));
+      return fail_block(
+          i, fmt::format("strings take {} bytes of a blob of {}", held, b ? b->size() : 0));
     size_t pos = 0;
     for (size_t k = 0; k < ns; ++k) {
       const uint32_t n = d.string_len()->Get(k);
-      if (!b || n > b->size() - pos) fail_block(i, "string runs past its table");
+      if (!b || n > b->size() - pos) return fail_block(i, "string runs past its table");
       strings.emplace_back(reinterpret_cast<const char*>(b->data()) + pos, n);
       pos += n;
     }
@@ -248,7 +256,7 @@ void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
   if (nf) {
     if (d.file_first() != files.size() || len(d.file_ino()) != nf || len(d.file_gen()) != nf ||
         len(d.file_type()) != nf)
-      fail_block(i, "file table out of sequence");
+      return fail_block(i, "file table out of sequence");
     uint64_t dev = 0, ino = 0;  // stored as deltas to the previous entry
     for (size_t k = 0; k < nf; ++k) {
       dev += d.file_dev()->Get(k);
@@ -260,14 +268,14 @@ void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
   if (nt) {
     if (d.thread_first() != threads.size() || len(d.thread_pid()) != nt ||
         len(d.thread_ppid()) != nt || len(d.thread_comm()) != nt || len(d.thread_fd_table()) != nt)
-      fail_block(i, "thread table out of sequence");
+      return fail_block(i, "thread table out of sequence");
     const bool host = len(d.thread_host_tid()) == nt && len(d.thread_host_pid()) == nt &&
                       len(d.thread_root()) == nt;  // 1.1
     if (!host && (len(d.thread_host_tid()) || len(d.thread_host_pid()) || len(d.thread_root())))
-      fail_block(i, "thread table columns disagree in length");
+      return fail_block(i, "thread table columns disagree in length");
     for (size_t k = 0; k < nt; ++k) {
       const uint32_t comm = d.thread_comm()->Get(k);
-      if (comm >= strings.size()) fail_block(i, "thread name refers to an unknown string");
+      if (comm >= strings.size()) return fail_block(i, "thread name refers to an unknown string");
       thread_info t{d.thread_tid()->Get(k), d.thread_pid()->Get(k), d.thread_ppid()->Get(k),
                     comm, d.thread_fd_table()->Get(k)};
       if (host) {
@@ -282,13 +290,13 @@ void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
   if (nr) {
     if (d.root_first() != roots.size() + 1 || len(d.root_mnt_ns()) != nr ||
         len(d.root_dev()) != nr || len(d.root_ino()) != nr || len(d.root_where()) != nr)
-      fail_block(i, "root table out of sequence");
+      return fail_block(i, "root table out of sequence");
     for (size_t k = 0; k < nr; ++k) {
       const uint32_t top = d.root_top()->Get(k), where = d.root_where()->Get(k);
       const bool first = roots.empty();
       if (top >= paths.size() || (first ? top != root_path : paths[top].parent != no_id) ||
           (top < root_of_top.size() && root_of_top[top]) || where >= strings.size())
-        fail_block(i, fmt::format("invalid root {}", roots.size() + 1));
+        return fail_block(i, fmt::format("invalid root {}", roots.size() + 1));
       roots.push_back({top, d.root_mnt_ns()->Get(k), d.root_dev()->Get(k), d.root_ino()->Get(k),
                        where});
       if (top >= root_of_top.size()) root_of_top.resize(top + 1, 0);
@@ -299,29 +307,31 @@ void trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
   for (size_t p = std::max<size_t>(checked_tops, root_path + 1); p < paths.size(); ++p)
     if (p != root_path && paths[p].parent == no_id &&
         (p >= root_of_top.size() || !root_of_top[p]))
-      fail_block(i, fmt::format("path {} has no parent and is no root's top", p));
+      return fail_block(i, fmt::format("path {} has no parent and is no root's top", p));
   checked_tops = paths.size();
   for (size_t t = checked_threads; t < threads.size(); ++t)
     if (threads[t].root > std::max<size_t>(roots.size(), 1))
-      fail_block(i, fmt::format("thread {} has an unknown root", t));
+      return fail_block(i, fmt::format("thread {} has an unknown root", t));
   checked_threads = threads.size();
+  return {};
 }
 
-void trace_reader::impl::apply_tree(size_t i, const fb::Tree& t) {
-  std::string why;
-  if (!read_tree(t, {paths.size(), strings.size(), files.size()}, tree, why)) fail_block(i, why);
+result<void> trace_reader::impl::apply_tree(size_t i, const fb::Tree& t) {
+  if (auto r = read_tree(t, {paths.size(), strings.size(), files.size()}, tree); !r)
+    return fail_block(i, r.error().message);
+  return {};
 }
 
-void trace_reader::impl::apply_counters(size_t i, const fb::Counters& c) {
+result<void> trace_reader::impl::apply_counters(size_t i, const fb::Counters& c) {
   if (len(c.lost_cpu()) != len(c.lost_count()) || len(c.nonfile_op()) != len(c.nonfile_kind()) ||
       len(c.nonfile_op()) != len(c.nonfile_count()))
-    fail_block(i, "counter columns disagree in length");
+    return fail_block(i, "counter columns disagree in length");
   for (size_t k = 0; k < len(c.lost_count()); ++k) lost += c.lost_count()->Get(k);
   for (size_t k = 0; k < len(c.nonfile_op()); ++k) {
     const uint16_t code = c.nonfile_op()->Get(k);
     const uint8_t kind = c.nonfile_kind()->Get(k);
     if (code >= ops.codes.size() || kind >= static_cast<uint8_t>(fd_kind::count))
-      fail_block(i, "non-file counter with an unknown op or kind");
+      return fail_block(i, "non-file counter with an unknown op or kind");
     if (ops.codes[code].known)
       nonfile[{ops.codes[code].kind, static_cast<fd_kind>(kind)}] += c.nonfile_count()->Get(k);
   }
@@ -331,67 +341,83 @@ void trace_reader::impl::apply_counters(size_t i, const fb::Counters& c) {
   pauses += c.pauses();
   paused_ns += c.paused_ns();
   filtered += c.filtered();
+  return {};
 }
 
 // Blocks are applied in file order, each once: by load_tables, or by the event stream as
 // it decodes them (so a plain read of the events decompresses every block only once).
-void trace_reader::impl::apply_block(size_t i, const fb::Block& b) {
-  if (i != defs_through) return;
-  if (b.defs()) apply_defs(i, *b.defs());
-  if (i == 0 && paths.size() <= root_path) fail_block(i, "root path missing");
-  if (b.tree()) apply_tree(i, *b.tree());
-  if (b.counters()) apply_counters(i, *b.counters());
+result<void> trace_reader::impl::apply_block(size_t i, const fb::Block& b) {
+  if (i != defs_through) return {};
+  if (b.defs()) FSRR_TRY(apply_defs(i, *b.defs()));
+  if (i == 0 && paths.size() <= root_path) return fail_block(i, "root path missing");
+  if (b.tree()) FSRR_TRY(apply_tree(i, *b.tree()));
+  if (b.counters()) FSRR_TRY(apply_counters(i, *b.counters()));
   ++defs_through;
+  return {};
 }
 
-void trace_reader::impl::load_tables() {
+result<void> trace_reader::impl::load_tables() {
   std::vector<uint8_t> buf;
-  while (defs_through < blocks.size()) apply_block(defs_through, *load_block(defs_through, buf));
+  while (defs_through < blocks.size()) {
+    const auto b = load_block(defs_through, buf);
+    if (!b) return tl::unexpected(b.error());
+    FSRR_TRY(apply_block(defs_through, **b));
+  }
   if (paths.size() <= root_path) paths.push_back({no_id, ""});  // a trace with no blocks
+  return {};
 }
 
-codec::group_input trace_reader::impl::group_of(size_t i, const fb::ThreadEvents& g) const {
+result<codec::group_input> trace_reader::impl::group_of(size_t i, const fb::ThreadEvents& g) const {
   const uint32_t thread = g.thread();
   if (thread == no_id || thread >= threads.size())
-    fail_block(i, fmt::format("events of unknown thread {}", thread));
+    return fail_block(i, fmt::format("events of unknown thread {}", thread));
   codec::group_input in{thread, g.count(), g.first_ts(), {}};
   const flatbuffers::Vector<uint8_t>* cols[codec::column_count] = {
       g.op(),   g.gap(),   g.dur(),    g.result(),  g.fd(),   g.fd2(),   g.file(), g.file2(),
       g.path(), g.path2(), g.offset(), g.offset2(), g.size(), g.flags(), g.mode(), g.aux()};
   for (int col = 0; col < codec::column_count; ++col)
     if (cols[col]) in.cols[col] = {cols[col]->data(), cols[col]->size()};
-  if (in.count > in.cols[codec::c_op].size()) fail_block(i, "event count exceeds its columns");
+  if (in.count > in.cols[codec::c_op].size())
+    return fail_block(i, "event count exceeds its columns");
   return in;
 }
 
-void trace_reader::impl::check_ids(size_t i, const std::vector<event>& v) const {
-  const size_t np = paths.size(), nf = files.size();
-  for (const event& e : v)
+result<void> trace_reader::impl::check_ids(size_t i, const std::vector<event>& v) const {
+  const size_t np = paths.size(), nf = files.size(), ns = strings.size();
+  for (const event& e : v) {
     if (e.path >= np || e.path2 >= np || e.file >= nf || e.file2 >= nf)
-      fail_block(i, fmt::format("thread {}: event refers to an unknown path or file", e.thread));
+      return fail_block(
+          i, fmt::format("thread {}: event refers to an unknown path or file", e.thread));
+    if (aux_is_string(e.kind) && e.aux >= ns)
+      return fail_block(i, fmt::format("thread {}: event names an unknown string", e.thread));
+  }
+  return {};
 }
 
 // A batch at a time: a group's count is bounded only by its op column, so decoding a whole
 // group at once would let a small hostile block (zeros compress well) claim ~100 bytes of
 // memory per byte of its columns.
-void trace_reader::impl::decode_chunk(size_t i, const fb::Chunk& c,
-                                      const std::function<void(const event&)>& each,
-                                      uint64_t& unknown) const {
+result<void> trace_reader::impl::decode_chunk(size_t i, const fb::Chunk& c,
+                                              const std::function<void(const event&)>& each,
+                                              uint64_t& unknown) const {
   std::vector<event> batch;
   for (size_t k = 0; c.threads() && k < c.threads()->size(); ++k) {
-    codec::group_decoder dec(group_of(i, *c.threads()->Get(k)), ops);
+    const auto in = group_of(i, *c.threads()->Get(k));
+    if (!in) return tl::unexpected(in.error());
+    codec::group_decoder dec(*in, ops);
     while (!dec.done()) {
       batch.clear();
-      if (!dec.decode(batch, 4096, unknown)) fail_block(i, dec.error());
-      check_ids(i, batch);
+      if (auto r = dec.decode(batch, 4096, unknown); !r) return fail_block(i, r.error().message);
+      FSRR_TRY(check_ids(i, batch));
       for (const event& e : batch) each(e);
     }
   }
+  return {};
 }
 
-void trace_reader::impl::compute_summary() {
-  if (summary_ready) return;
-  load_tables();
+// Without a footer (a torn trace) the counts come from decoding every event once.
+result<void> trace_reader::impl::compute_summary() {
+  if (summary_ready) return {};
   sum = trace_summary{};
   for (const auto& e : tree) sum.tree.add(e);
   std::set<int32_t> pids;
@@ -414,9 +440,11 @@ void trace_reader::impl::compute_summary() {
   } else {
     std::vector<uint8_t> buf;
     for (size_t i = 0; i < blocks.size(); ++i) {
-      const auto* b = load_block(i, buf);
-      if (!b->chunk()) continue;
-      decode_chunk(i, *b->chunk(), [&](const event& e) { sum.add(e); }, sum.unknown_ops);
+      const auto b = load_block(i, buf);
+      if (!b) return tl::unexpected(b.error());
+      if (!(*b)->chunk()) continue;
+      FSRR_TRY(decode_chunk(
+          i, *(*b)->chunk(), [&](const event& e) { sum.add(e); }, sum.unknown_ops));
     }
   }
   sum.lost_events = lost;
@@ -432,6 +460,7 @@ void trace_reader::impl::compute_summary() {
   sum.threads = threads.size() - 1;
   sum.processes = pids.size();
   summary_ready = true;
+  return {};
 }
 
 const header_info& trace_reader::header() const {
@@ -456,24 +485,20 @@ bool trace_reader::complete() {
 }
 
 const trace_summary& trace_reader::summary() {
-  impl_->compute_summary();
   return impl_->sum;
 }
 
 const std::vector<tree_entry>& trace_reader::tree() {
-  impl_->load_tables();
   return impl_->tree;
 }
 
 size_t trace_reader::path_count() {
-  impl_->load_tables();
   return impl_->paths.size() - 1;
 }
 
 const path_entry& trace_reader::path(path_id id) {
-  if (id >= impl_->paths.size()) impl_->load_tables();
-  if (id == no_id || id >= impl_->paths.size()) impl_->fail(fmt::format("unknown path id {}", id));
-  return impl_->paths[id];
+  static const path_entry none{no_id, ""};
+  return id == no_id || id >= impl_->paths.size() ? none : impl_->paths[id];
 }
 
 // Parents always precede children (checked on load), so these walks end.
@@ -510,43 +535,33 @@ std::string trace_reader::placed_path(path_id id) {
 }
 
 const std::vector<trace_root>& trace_reader::roots() {
-  impl_->load_tables();
   return impl_->roots;
 }
 
+// Index 0 of each table is its "none" entry, which these hand out for an unknown id.
 const std::string& trace_reader::string(string_id id) {
-  if (id >= impl_->strings.size()) impl_->load_tables();
-  if (id >= impl_->strings.size()) impl_->fail(fmt::format("unknown string id {}", id));
-  return impl_->strings[id];
+  return impl_->strings[id < impl_->strings.size() ? id : 0];
 }
 
 const file_info& trace_reader::file(file_id id) {
-  if (id >= impl_->files.size()) impl_->load_tables();
-  if (id >= impl_->files.size()) impl_->fail(fmt::format("unknown file id {}", id));
-  return impl_->files[id];
+  return impl_->files[id < impl_->files.size() ? id : 0];
 }
 
 const thread_info& trace_reader::thread(thread_id id) {
-  if (id >= impl_->threads.size()) impl_->load_tables();
-  if (id >= impl_->threads.size()) impl_->fail(fmt::format("unknown thread id {}", id));
-  return impl_->threads[id];
+  return impl_->threads[id < impl_->threads.size() ? id : 0];
 }
 
 const std::vector<std::pair<uint64_t, int64_t>>& trace_reader::clock_pairs() {
-  impl_->load_tables();
   return impl_->clocks;
 }
 
 size_t trace_reader::string_count() {
-  impl_->load_tables();
   return impl_->strings.size() - 1;
 }
 size_t trace_reader::file_count() {
-  impl_->load_tables();
   return impl_->files.size() - 1;
 }
 size_t trace_reader::thread_count() {
-  impl_->load_tables();
   return impl_->threads.size() - 1;
 }
 

@@ -1,7 +1,8 @@
 // Reads a trace: checks the header, finds the blocks, and hands out the tables, the initial
 // tree and a time-ordered event stream with bounded memory. A trace is untrusted input:
-// every frame is checksummed by zstd and every block verified before use; damage ends in a
-// trace_error naming the block and offset, a torn tail (killed writer) in a readable prefix.
+// every frame is checksummed by zstd and every block verified before use; damage is an error
+// naming the block and offset (from open(), or from the event stream's status()), a torn tail
+// (killed writer) a readable prefix.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "event.h"
+#include "result.h"
 #include "summary.h"
 
 namespace fsrr {
@@ -21,10 +23,12 @@ inline constexpr uint16_t format_minor = 2;  // 1.1: roots, host ids, pauses; 1.
 
 class trace_reader {
  public:
-  explicit trace_reader(const std::string& path);  // throws trace_error
+  // Opens the file and reads its header, footer, tables and initial tree (every block's, not
+  // yet the events): so the accessors below cannot fail.
+  static result<trace_reader> open(const std::string& path);
   ~trace_reader();
-  trace_reader(const trace_reader&) = delete;
-  trace_reader& operator=(const trace_reader&) = delete;
+  trace_reader(trace_reader&&) noexcept;
+  trace_reader& operator=(trace_reader&&) noexcept;
 
   const header_info& header() const;
   bool has_footer() const;
@@ -35,7 +39,8 @@ class trace_reader {
   uint64_t file_bytes() const;
   size_t block_count() const;
 
-  // Reading any of these loads the tables and tree of every block once (not the events).
+  // Ids come from this trace's events and tree, which the reader checked: an unknown id (a
+  // caller's bug) gets an empty entry.
   const trace_summary& summary();
   const std::vector<tree_entry>& tree();
   size_t path_count();
@@ -47,7 +52,7 @@ class trace_reader {
   const std::vector<trace_root>& roots();  // roots()[k] is root k + 1; empty in older traces
   uint32_t root_of(path_id id);            // the root a path belongs to, from 1
   path_id top_of(path_id id);              // its topmost ancestor (root_path or a root's top)
-  const path_entry& path(path_id id);            // throws on an unknown id
+  const path_entry& path(path_id id);
   const std::string& string(string_id id);
   const file_info& file(file_id id);
   const thread_info& thread(thread_id id);
@@ -62,7 +67,10 @@ class trace_reader {
    public:
     ~event_stream();
     event_stream(event_stream&&) noexcept;
-    bool next(event& out);  // false at the end; throws trace_error on a damaged block
+    // False at the end of the events, or at a damaged block: then status() says which.
+    bool next(event& out);
+    result<void> status() const;
+
    private:
     friend class trace_reader;
     struct impl;
@@ -73,6 +81,7 @@ class trace_reader {
 
  private:
   struct impl;
+  explicit trace_reader(std::unique_ptr<impl> p);
   std::unique_ptr<impl> impl_;
 };
 

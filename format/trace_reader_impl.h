@@ -13,7 +13,7 @@
 
 #include "column_codec.h"
 #include "container.h"
-#include "trace_error.h"
+#include "result.h"
 #include "trace_generated.h"
 #include "trace_reader.h"
 
@@ -58,29 +58,29 @@ struct trace_reader::impl {
   impl(const impl&) = delete;
   impl& operator=(const impl&) = delete;
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw trace_error(fmt::format("{}: {}", file_path, what));
+  tl::unexpected<error> fail(const std::string& what) const {
+    return failure(fmt::format("{}: {}", file_path, what));
   }
-  [[noreturn]] void fail_block(size_t i, const std::string& what) const {
-    fail(fmt::format("block {} at offset {}: {}", i, blocks[i].offset, what));
+  tl::unexpected<error> fail_block(size_t i, const std::string& what) const {
+    return fail(fmt::format("block {} at offset {}: {}", i, blocks[i].offset, what));
   }
 
   std::span<const uint8_t> bytes(const frame_ref& f) const { return {map + f.offset, f.size}; }
 
-  void open_file();
-  void read_header(const frame_ref& f);
-  void read_footer(const frame_ref& f);
-  const fb::Block* load_block(size_t i, std::vector<uint8_t>& buf) const;
-  void apply_block(size_t i, const fb::Block& b);
-  void load_tables();
-  void apply_defs(size_t i, const fb::Defs& d);
-  void apply_tree(size_t i, const fb::Tree& t);
-  void apply_counters(size_t i, const fb::Counters& c);
-  codec::group_input group_of(size_t i, const fb::ThreadEvents& g) const;
-  void check_ids(size_t i, const std::vector<event>& v) const;
-  void decode_chunk(size_t i, const fb::Chunk& c, const std::function<void(const event&)>& each,
-                    uint64_t& unknown) const;
-  void compute_summary();
+  result<void> open_file();
+  result<void> read_header(const frame_ref& f);
+  result<void> read_footer(const frame_ref& f);
+  result<const fb::Block*> load_block(size_t i, std::vector<uint8_t>& buf) const;
+  result<void> apply_block(size_t i, const fb::Block& b);
+  result<void> load_tables();
+  result<void> apply_defs(size_t i, const fb::Defs& d);
+  result<void> apply_tree(size_t i, const fb::Tree& t);
+  result<void> apply_counters(size_t i, const fb::Counters& c);
+  result<codec::group_input> group_of(size_t i, const fb::ThreadEvents& g) const;
+  result<void> check_ids(size_t i, const std::vector<event>& v) const;
+  result<void> decode_chunk(size_t i, const fb::Chunk& c,
+                            const std::function<void(const event&)>& each, uint64_t& unknown) const;
+  result<void> compute_summary();
 };
 
 }  // namespace fsrr

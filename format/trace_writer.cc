@@ -15,7 +15,6 @@
 #include "column_codec.h"
 #include "container.h"
 #include "tables.h"
-#include "trace_error.h"
 #include "trace_generated.h"
 #include "trace_reader.h"
 #include "tree_columns.h"
@@ -24,14 +23,15 @@ namespace fsrr {
 
 namespace {
 
-void write_all(int fd, const std::string& path, std::span<const uint8_t> data) {
+result<void> write_all(int fd, const std::string& path, std::span<const uint8_t> data) {
   size_t done = 0;
   while (done < data.size()) {
     const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw trace_error(fmt::format("{}: write: {}", path, std::strerror(errno)));
+    if (n < 0) return failure("{}: write: {}", path, std::strerror(errno));
     done += static_cast<size_t>(n);
   }
+  return {};
 }
 
 // Bytes of pending, not yet written, table entries and tree data.
@@ -69,6 +69,9 @@ struct trace_writer::impl {
   int fd = -1;
   writer_options opt;
   bool finished = false;
+  // The first failure (a write refused, say ENOSPC): nothing is written after it, so the
+  // file stays a readable prefix; finish() returns it.
+  result<void> status;
   uint64_t file_offset = 0;
   uint32_t seq = 0;
 
@@ -110,8 +113,9 @@ struct trace_writer::impl {
   trace_summary sum;
 
   void write_frame(std::span<const uint8_t> frame) {
-    write_all(fd, path, frame);
-    file_offset += frame.size();
+    if (!status) return;
+    status = write_all(fd, path, frame);
+    if (status) file_offset += frame.size();
   }
 
   bool pending() const {
@@ -134,31 +138,37 @@ struct trace_writer::impl {
   void write_footer();
 };
 
-trace_writer::trace_writer(const std::string& path, header_info header, writer_options options)
-    : impl_(std::make_unique<impl>()) {
-  impl_->path = path;
-  impl_->opt = options;
-  impl_->chunk_limit = std::min<uint32_t>(options.chunk_events, 16384);
+result<trace_writer> trace_writer::create(const std::string& path, const header_info& header,
+                                          writer_options options) {
+  auto m = std::make_unique<impl>();
+  m->path = path;
+  m->opt = options;
+  m->chunk_limit = std::min<uint32_t>(options.chunk_events, 16384);
   const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options.overwrite ? O_TRUNC : O_EXCL);
-  impl_->fd = ::open(path.c_str(), flags, 0600);
-  if (impl_->fd < 0) {
-    if (errno == EEXIST)
-      throw trace_error(fmt::format("{} exists; choose another name or remove it", path));
-    throw trace_error(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
+  m->fd = ::open(path.c_str(), flags, 0600);
+  if (m->fd < 0) {
+    if (errno == EEXIST) return failure("{} exists; choose another name or remove it", path);
+    return failure("cannot create {}: {}", path, std::strerror(errno));
   }
-  if (options.overwrite) ::fchmod(impl_->fd, 0600);
-  impl_->new_path(no_id, "");  // root_path
-  impl_->write_header(header);
+  if (options.overwrite) ::fchmod(m->fd, 0600);
+  m->new_path(no_id, "");  // root_path
+  m->write_header(header);
+  if (!m->status) return tl::unexpected(m->status.error());
+  return trace_writer(std::move(m));
 }
 
+trace_writer::trace_writer(std::unique_ptr<impl> m) : impl_(std::move(m)) {}
+trace_writer::trace_writer(trace_writer&&) noexcept = default;
+
+// A destructor cannot report: the blocks written so far stay readable.
 trace_writer::~trace_writer() {
   if (!impl_ || impl_->fd < 0) return;
-  try {
-    if (!impl_->finished) flush();
-  } catch (...) {
-    // A destructor cannot report; the blocks written so far stay readable.
-  }
+  if (!impl_->finished) flush();
   ::close(impl_->fd);
+}
+
+result<void> trace_writer::status() const {
+  return impl_->status;
 }
 
 void trace_writer::impl::write_header(const header_info& h) {
@@ -200,21 +210,20 @@ void trace_writer::impl::write_header(const header_info& h) {
 }
 
 path_id trace_writer::intern_child(path_id parent, std::string_view name) {
-  if (!valid_component(name))
-    throw std::invalid_argument(fmt::format("invalid path component '{}'", name));
+  if (!valid_component(name)) return no_id;
   return impl_->path_ids.get(path_key(parent, name),
                              [&] { return impl_->new_path(parent, name); });
 }
 
 path_id trace_writer::intern_path(std::string_view absolute) {
-  if (absolute.empty() || absolute[0] != '/')
-    throw std::invalid_argument(fmt::format("path '{}' is not absolute", absolute));
+  if (absolute.empty() || absolute[0] != '/') return no_id;
   path_id id = root_path;
   size_t pos = 0;
   while (pos < absolute.size()) {
     const size_t slash = absolute.find('/', pos);
     const size_t end = slash == std::string_view::npos ? absolute.size() : slash;
-    if (end > pos) id = intern_child(id, absolute.substr(pos, end - pos));
+    if (end > pos && (id = intern_child(id, absolute.substr(pos, end - pos))) == no_id)
+      return no_id;
     pos = end + 1;
   }
   return id;
@@ -288,7 +297,7 @@ path_id trace_writer::root_top(uint32_t root) const {
 
 void trace_writer::append(const event& e) {
   auto& m = *impl_;
-  if (m.finished) throw std::logic_error("append after finish");
+  if (m.finished) return;  // a caller's bug; the trace is closed
   auto [it, added] = m.group_of.try_emplace(e.thread, m.groups.size());
   if (added) m.groups.emplace_back(e.ts);
   auto& g = m.groups[it->second];
@@ -507,8 +516,11 @@ void trace_writer::impl::write_block() {
   if (!counters_off.IsNull()) b.add_counters(counters_off);
   fbb.Finish(b.Finish(), "FSRB");
 
-  const auto frame =
+  const auto compressed =
       container::compress_frame({fbb.GetBufferPointer(), fbb.GetSize()}, opt.zstd_level);
+  if (!compressed && status) status = tl::unexpected(compressed.error());
+  static const std::vector<uint8_t> nothing;
+  const auto& frame = compressed ? *compressed : nothing;
   const uint64_t at_offset = file_offset;
   write_frame(frame);
   blocks.emplace_back(at_offset, frame.size(), chunk_events, static_cast<uint32_t>(tree.size()),
@@ -575,14 +587,15 @@ void trace_writer::impl::write_footer() {
                                          {fbb.GetBufferPointer(), fbb.GetSize()}, true));
 }
 
-void trace_writer::finish() {
+result<void> trace_writer::finish() {
   auto& m = *impl_;
-  if (m.finished) return;
+  if (m.finished) return m.status;
   flush();
   m.write_footer();
   m.finished = true;
-  if (::fsync(m.fd) != 0 && errno != EINVAL)
-    throw trace_error(fmt::format("{}: fsync: {}", m.path, std::strerror(errno)));
+  if (m.status && ::fsync(m.fd) != 0 && errno != EINVAL)
+    m.status = failure("{}: fsync: {}", m.path, std::strerror(errno));
+  return m.status;
 }
 
 const trace_summary& trace_writer::summary() const {

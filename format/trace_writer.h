@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "event.h"
+#include "result.h"
 #include "summary.h"
 
 namespace fsrr {
@@ -26,16 +27,19 @@ struct writer_options {
 
 class trace_writer {
  public:
-  // Creates `path` with mode 0600 and writes the header. Throws trace_error (one line) if the
-  // file exists and !overwrite, or cannot be created.
-  trace_writer(const std::string& path, header_info header, writer_options options = {});
+  // Creates `path` with mode 0600 and writes the header; fails if the file exists and
+  // !overwrite, or cannot be created or written.
+  static result<trace_writer> create(const std::string& path, const header_info& header,
+                                     writer_options options = {});
   ~trace_writer();  // flushes buffered data without a footer unless finish() ran
-  trace_writer(const trace_writer&) = delete;
-  trace_writer& operator=(const trace_writer&) = delete;
+  trace_writer(trace_writer&&) noexcept;
+  trace_writer& operator=(trace_writer&&) = delete;
 
   // Interning: the same key yields the same id, except that keys unseen for 256k new keys
   // (65k for strings) may get a new one, so that memory stays bounded (see bounded_intern).
-  path_id intern_path(std::string_view absolute);  // "/a/b/c"; must start with '/'
+  // no_id for a path that does not start with '/' or a name valid_component refuses (empty,
+  // or a '/' or NUL in it): a caller with untrusted names checks for it.
+  path_id intern_path(std::string_view absolute);  // "/a/b/c"
   path_id intern_child(path_id parent, std::string_view name);
   string_id intern_string(std::string_view s);
   file_id intern_file(const file_info& f);
@@ -58,9 +62,12 @@ class trace_writer {
   void mark_incomplete(uint64_t bits);
   void add_clock_pair(uint64_t monotonic_ns, int64_t realtime_ns);
 
+  // Writing fails for good at the first refused write (ENOSPC, EIO): what was written before
+  // stays a readable trace, nothing more is written, status() and finish() tell why.
   void flush();                          // write everything buffered as one block
   void flush_if_due(uint64_t now_ts);    // flush if chunk_interval_ns passed since the last
-  void finish();                         // flush, then the footer; the writer is then closed
+  [[nodiscard]] result<void> finish();   // flush, then the footer and fsync; then closed
+  result<void> status() const;
 
   const trace_summary& summary() const;
   uint64_t file_bytes() const;           // bytes written to the file so far
@@ -68,6 +75,7 @@ class trace_writer {
 
  private:
   struct impl;
+  explicit trace_writer(std::unique_ptr<impl> m);
   std::unique_ptr<impl> impl_;
 };
 

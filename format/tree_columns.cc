@@ -94,12 +94,8 @@ flatbuffers::Offset<fb::Tree> write_tree(flatbuffers::FlatBufferBuilder& fbb,
   return b.Finish();
 }
 
-bool read_tree(const fb::Tree& t, const table_sizes& known, std::vector<tree_entry>& out,
-               std::string& error) {
-  auto fail = [&](std::string what) {
-    error = std::move(what);
-    return false;
-  };
+result<void> read_tree(const fb::Tree& t, const table_sizes& known, std::vector<tree_entry>& out) {
+  auto fail = [](std::string what) { return failure(std::move(what)); };
 
   const size_t n = len(t.path());
   if (len(t.mode()) != n || len(t.uid()) != n || len(t.gid()) != n || len(t.size()) != n ||
@@ -143,7 +139,7 @@ bool read_tree(const fb::Tree& t, const table_sizes& known, std::vector<tree_ent
       e.extents.push_back({t.extent_offset()->Get(ei), t.extent_length()->Get(ei)});
     out.push_back(std::move(e));
   }
-  return true;
+  return {};
 }
 
 }  // namespace fsrr

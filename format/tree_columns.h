@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "event.h"
+#include "result.h"
 #include "trace_generated.h"
 
 namespace fsrr {
@@ -18,9 +19,8 @@ struct table_sizes {
   size_t paths, strings, files;  // including the unused id 0
 };
 
-// Appends the block's entries to `out`; false with a reason if the columns are inconsistent
-// or refer to unknown table entries.
-bool read_tree(const fb::Tree& t, const table_sizes& known, std::vector<tree_entry>& out,
-               std::string& error);
+// Appends the block's entries to `out`; fails if the columns are inconsistent or refer to
+// unknown table entries.
+result<void> read_tree(const fb::Tree& t, const table_sizes& known, std::vector<tree_entry>& out);
 
 }  // namespace fsrr

@@ -121,7 +121,8 @@ auto timed(uint64_t& into, F&& f) {
 
 class comparison {
  public:
-  explicit comparison(const compare_options& o) : o_(o), trace_(o.trace), data_(o.data) {
+  explicit comparison(const compare_options& o)
+      : o_(o), trace_(or_throw(trace_reader::open(o.trace))), data_(o.data) {
     if (o.data.kind == data_kind::compressible) ratios_ = data_.measure();
     const auto& sum = trace_.summary();
     if (!o.all_on_test) where_ = decide_placement(trace_);
@@ -129,7 +130,7 @@ class comparison {
     const uint64_t data = sum.tree.bytes + sum.bytes_written;
     test_bytes_ = (2 * data + (256ull << 20)) * std::max(1u, o.repeat);
     source_bytes_ = (2 * sum.tree.bytes + (64ull << 20)) * std::max(1u, o.repeat);
-    expected_ = sum.events > 0 ? expected_end_state(trace_) : expected_from_tree(trace_);
+    expected_ = sum.events > 0 ? or_throw(expected_end_state(trace_)) : expected_from_tree(trace_);
     logical_ = logical_on_test();
   }
 
@@ -168,7 +169,7 @@ class comparison {
       ro.privilege.owners = ::geteuid() == 0;
       ro.cancel = o_.cancel;
       if (o_.drop_caches) ro.between = [&] { timed(cost.drop_ns, drop_caches); };
-      const replay_outcome out = run_replay(trace_, ro);
+      const replay_outcome out = or_throw(run_replay(trace_, ro));
       check_cancel();
       const replay_stats& s = out.report.replay;
       cost.prepare_ns += out.report.prepare.wall_ns;
@@ -182,7 +183,7 @@ class comparison {
       r.differences += s.differences;
       if (out.status != 0) r.verified = false;  // prepare errors, an early stop
       timed(cost.verify_ns, [&] {
-        const target_root placed(ro.target, ro.maps);
+        const target_root placed = or_throw(target_root::open(ro.target, ro.maps));
         if (!compare(expected_, placed, {::geteuid() == 0, true}).empty()) r.verified = false;
       });
       const uint64_t used = test.used_bytes() - std::min(before, test.used_bytes());

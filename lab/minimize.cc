@@ -58,11 +58,13 @@ int run_predicate(const std::vector<std::string>& argv, const std::string& targe
 
 class minimizer {
  public:
-  explicit minimizer(const minimize_options& o) : o_(o), in_(o.trace) {
+  explicit minimizer(const minimize_options& o)
+      : o_(o), in_(or_throw(trace_reader::open(o.trace))) {
     threads_.resize(in_.thread_count() + 1);
     for (thread_id t = 1; t < threads_.size(); ++t) threads_[t] = in_.thread(t);
     auto events = in_.events();
     for (event e; events.next(e);) events_.push_back(e);
+    or_throw(events.status());
     if (o.scratch.empty()) {
       char dir[] = "/dev/shm/fsrr-minimize.XXXXXX";
       if (!::mkdtemp(dir)) throw trace_error(fmt::format("mkdtemp: {}", std::strerror(errno)));
@@ -122,8 +124,7 @@ class minimizer {
     r.exhausted = out_of_tries();
     r.events_after = std::count(best_.begin(), best_.end(), true);
     write(best_, pruned, o_.out, o_.force);
-    trace_reader result(o_.out);
-    r.tree_after = result.tree().size();
+    r.tree_after = or_throw(trace_reader::open(o_.out)).tree().size();
     r.wall_ns = now_ns() - t0;
     return r;
   }
@@ -182,7 +183,7 @@ class minimizer {
   void write(const std::vector<bool>& keep, bool prune, const std::string& path, bool force) {
     header_info h = in_.header();
     h.derived = "minimize";
-    transform::trace_rewriter w(in_, path, h, force);
+    auto w = or_throw(transform::trace_rewriter::create(in_, path, h, force));
     std::vector<uint8_t> named;
     if (prune) {
       named.assign(in_.path_count() + 1, 0);
@@ -207,7 +208,7 @@ class minimizer {
     for (size_t i = 0; i < events_.size(); ++i)
       if (keep[i]) w.append(events_[i]);
     if (in_.summary().incomplete) w.writer().mark_incomplete(in_.summary().incomplete);
-    w.finish();
+    or_throw(w.finish());
   }
 
   // One try: the candidate written, replayed into a fresh target, the predicate asked; the
@@ -235,13 +236,13 @@ class minimizer {
           throw trace_error(fmt::format("mkdir {}: {}", target, std::strerror(errno)));
       }
       {
-        trace_reader candidate(trace);
+        trace_reader candidate = or_throw(trace_reader::open(trace));
         replay_options ro;
         ro.target = target;
         ro.timing = "afap";
         ro.cancel = o_.cancel;
-        const replay_outcome out = run_replay(candidate, ro);
-        write_report_json(out.report, report);
+        const replay_outcome out = or_throw(run_replay(candidate, ro));
+        or_throw(write_report_json(out.report, report));
       }
       status = run_predicate(o_.predicate, target, report);
       if (!o_.fs) {

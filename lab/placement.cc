@@ -1,6 +1,7 @@
 #include "placement.h"
 
 #include "target.h"
+#include "trace_error.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -54,6 +55,7 @@ placement decide_placement(trace_reader& trace) {
     mark(e.path);
     if (info(e.kind).fields & F_PATH2) mark(e.path2);
   }
+  or_throw(events.status());
   placement out;
   if (!any) return out;
   for (const tree_entry& t : trace.tree()) {

@@ -212,7 +212,7 @@ class recording {
 
   recording(const record_options& o, const header_info& header)
       : o_(o),
-        writer_(o.output, header, writer_opts(o)),
+        writer_(or_throw(trace_writer::create(o.output, header, writer_opts(o)))),
         dec_(writer_, header.clock_monotonic_ns, roots_),
         base_(header.clock_monotonic_ns) {
     writer_.add_clock_pair(header.clock_monotonic_ns, header.clock_realtime_ns);
@@ -298,6 +298,7 @@ class recording {
       peak_tracked_ = std::max<uint64_t>(peak_tracked_, dec_.tracked());
       const uint64_t now = now_ns(CLOCK_MONOTONIC);
       writer_.flush_if_due(dec_.trace_time(now));  // a killed recorder loses at most ~1 s
+      if (!writer_.status()) return;               // a write refused (ENOSPC): stop() reports it
       if (now >= next_clock) {
         writer_.add_clock_pair(now, static_cast<int64_t>(now_ns(CLOCK_REALTIME)));
         next_clock = now + clock_pair_ns;
@@ -368,7 +369,7 @@ class recording {
     for (uint64_t n : bpf_->counter(FSRR_C_COMPAT)) compat += n;
     if (compat) writer_.mark_incomplete(incomplete_compat_syscalls);
     writer_.add_clock_pair(end, static_cast<int64_t>(now_ns(CLOCK_REALTIME)));
-    writer_.finish();
+    or_throw(writer_.finish());
 
     record_result res;
     res.cut_short = cut_short_;

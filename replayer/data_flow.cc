@@ -199,6 +199,7 @@ data_flow::data_flow(trace_reader& trace, bool all_contents)
     initial_entry_[t.file] = &t;
     reaches_[t.file] = std::max(reaches_[t.file], t.size);
   }
+  // Damaged events end the scan here; the replay's own stream meets the damage and stops there.
   auto events = trace.events();
   for (event e; events.next(e);) {
     if (e.result < 0) continue;
@@ -602,7 +603,7 @@ void data_flow::apply(const event& e, const fd_effect& fx, const fd_map& fds, so
 
 namespace fsrr {
 
-flow_stats trace_flow(trace_reader& trace) {
+result<flow_stats> trace_flow(trace_reader& trace) {
   std::vector<thread_info> threads(trace.thread_count() + 1);
   for (thread_id t = 1; t < threads.size(); ++t) threads[t] = trace.thread(t);
   fd_map fds(std::move(threads));
@@ -614,6 +615,7 @@ flow_stats trace_flow(trace_reader& trace) {
     flow.apply(e, fx, fds);
     for (const handle_id h : fx.released) fds.recycle(h);
   }
+  FSRR_TRY(events.status());
   return flow.stats();
 }
 

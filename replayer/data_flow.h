@@ -186,6 +186,6 @@ class data_flow {
 };
 
 // The data flow of a whole trace, as a replay would find it (info's "data_flow").
-flow_stats trace_flow(trace_reader& trace);
+result<flow_stats> trace_flow(trace_reader& trace);  // fails on damaged events
 
 }  // namespace fsrr

@@ -35,30 +35,24 @@ constexpr uint64_t dedupe_salt = 0x6465647570652121;
 constexpr uint64_t page_salt = 0x7061676570616765;
 constexpr uint64_t shared_salt = 0x7368617265642121;
 
-std::invalid_argument bad_ratio(std::string_view shown) {
-  return std::invalid_argument(
-      fmt::format("compress ratio {} is not a number in (1, {:g}]", shown, data_spec::max_ratio));
+tl::unexpected<error> bad_ratio(std::string_view shown) {
+  return failure("compress ratio {} is not a number in (1, {:g}]", shown, data_spec::max_ratio);
 }
 
 bool ratio_in_range(double ratio) {
   return ratio > 1 && ratio <= data_spec::max_ratio;
 }
 
-void require_valid_dedupe(double pct) {
-  if (!(pct >= 0 && pct <= 100)) {
-    throw std::invalid_argument(fmt::format("dedupe percentage {:g} is outside [0, 100]", pct));
-  }
+result<void> check_dedupe(double pct) {
+  if (!(pct >= 0 && pct <= 100)) return failure("dedupe percentage {:g} is outside [0, 100]", pct);
+  return {};
 }
 
-void require_valid(const data_spec& spec) {
-  if (spec.kind == data_kind::compressible && !ratio_in_range(spec.ratio)) {
-    throw bad_ratio(fmt::format("{:g}", spec.ratio));
-  }
-  require_valid_dedupe(spec.dedupe_pct);
-}
-
-const data_spec& validated(const data_spec& spec) {
-  require_valid(spec);
+// A caller's bug (check() refuses the spec): the nearest valid one.
+data_spec validated(data_spec spec) {
+  if (spec.check()) return spec;
+  if (spec.kind == data_kind::compressible && !ratio_in_range(spec.ratio)) spec.ratio = 2;
+  if (!check_dedupe(spec.dedupe_pct)) spec.dedupe_pct = 0;
   return spec;
 }
 
@@ -68,7 +62,13 @@ void write_random(uint64_t stream, uint8_t* dst, size_t words) {
 
 }  // namespace
 
-data_spec data_spec::parse(std::string_view text, double dedupe_pct, uint64_t seed) {
+result<void> data_spec::check() const {
+  if (kind == data_kind::compressible && !ratio_in_range(ratio))
+    return bad_ratio(fmt::format("{:g}", ratio));
+  return check_dedupe(dedupe_pct);
+}
+
+result<data_spec> data_spec::parse(std::string_view text, double dedupe_pct, uint64_t seed) {
   constexpr std::string_view compress_prefix = "compress:";
   data_spec spec;
   spec.dedupe_pct = dedupe_pct;
@@ -81,15 +81,12 @@ data_spec data_spec::parse(std::string_view text, double dedupe_pct, uint64_t se
     std::string_view number = text.substr(compress_prefix.size());
     spec.kind = data_kind::compressible;
     auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), spec.ratio);
-    if (error != std::errc() || end != number.data() + number.size() ||
-        !ratio_in_range(spec.ratio)) {
-      throw bad_ratio(fmt::format("{:?}", number));
-    }
+    if (error != std::errc() || end != number.data() + number.size() || !ratio_in_range(spec.ratio))
+      return bad_ratio(fmt::format("{:?}", number));
   } else {
-    throw std::invalid_argument(
-        fmt::format("unknown data kind {:?}: expected zero, random or compress:RATIO", text));
+    return failure("unknown data kind {:?}: expected zero, random or compress:RATIO", text);
   }
-  require_valid_dedupe(dedupe_pct);
+  FSRR_TRY(check_dedupe(dedupe_pct));
   return spec;
 }
 

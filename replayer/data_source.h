@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "result.h"
+
 namespace fsrr {
 
 enum class data_kind : uint8_t { zero, random, compressible };
@@ -25,9 +27,11 @@ struct data_spec {
   double dedupe_pct = 0.0;  // share of dedupe units (4 KiB) that repeat a shared block, [0, 100]
   uint64_t seed = 0;
 
-  // "zero" | "random" | "compress:RATIO"; throws std::invalid_argument with a one-line message
-  // on anything else, or on a dedupe percentage outside [0, 100].
-  static data_spec parse(std::string_view text, double dedupe_pct = 0.0, uint64_t seed = 0);
+  // "zero" | "random" | "compress:RATIO"; refuses anything else, and a dedupe percentage
+  // outside [0, 100].
+  static result<data_spec> parse(std::string_view text, double dedupe_pct = 0.0, uint64_t seed = 0);
+  // Refuses what parse() would: a ratio outside (1, max_ratio], a dedupe outside [0, 100].
+  result<void> check() const;
   std::string describe() const;  // "compress:2.00 dedupe:30% seed:7"
 };
 
@@ -39,8 +43,8 @@ class data_source {
   // unit btrfs compresses.
   static constexpr uint64_t chunk_bytes = 128 << 10;
 
-  // Throws std::invalid_argument on a spec that parse() would refuse. Compressible data is
-  // calibrated here, which takes about 0.1 s.
+  // `spec` passes check() (one that does not is replaced by the nearest valid spec).
+  // Compressible data is calibrated here, which takes about 0.1 s.
   explicit data_source(const data_spec& spec);
   ~data_source();
   data_source(const data_source&) = delete;

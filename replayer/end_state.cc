@@ -456,11 +456,12 @@ void end_state_model::apply(const event& e) { impl_->apply(e); }
 expected_state end_state_model::result() { return impl_->result(); }
 const fd_map& end_state_model::fds() const { return impl_->fds(); }
 
-expected_state expected_end_state(trace_reader& trace) {
+result<expected_state> expected_end_state(trace_reader& trace) {
   end_state_model m(trace);
   auto events = trace.events();
   event e;
   while (events.next(e)) m.apply(e);
+  FSRR_TRY(events.status());
   return m.result();
 }
 

@@ -14,7 +14,7 @@
 
 namespace fsrr {
 
-expected_state expected_end_state(trace_reader& trace);
+result<expected_state> expected_end_state(trace_reader& trace);  // fails on damaged events
 
 // The same, event by event: the state at any point of the trace (slice's start).
 class end_state_model {

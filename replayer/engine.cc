@@ -5,8 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "trace_error.h"
-
 namespace fsrr::engine_detail {
 
 const std::atomic<bool> dispatcher::never_{false};
@@ -144,18 +142,15 @@ bool dispatcher::next(trace_reader::event_stream& events, event& e) {
     shared_.request_stop("interrupted");
     return false;
   }
-  try {
-    // Bytes through pipes and sockets are not replayed: they only tell the data flow where
-    // the bytes written from them came from.
-    while (events.next(e)) {
-      if (info(e.kind).cls != op_class::stream) return true;
-      flow_.apply(e, {}, fds_);
-    }
-    return false;
-  } catch (const trace_error& err) {
-    shared_.request_stop(fmt::format("trace: {}", err.what()));
-    return false;
+  // Bytes through pipes and sockets are not replayed: they only tell the data flow where the
+  // bytes written from them came from.
+  while (events.next(e)) {
+    if (info(e.kind).cls != op_class::stream) return true;
+    flow_.apply(e, {}, fds_);
   }
+  if (const auto damage = events.status(); !damage)
+    shared_.request_stop(fmt::format("trace: {}", damage.error().message));
+  return false;
 }
 
 // `done`: events taken so far; `ts`: the recorded time of the latest.
@@ -195,7 +190,6 @@ replay_stats dispatcher::run() {
   // The wall time includes reading the first events: decoding is part of a replay's cost.
   // The schedule's clock starts later, at the first op, so decoding makes no op late.
   const uint64_t wall_start = monotonic_ns();
-  shared_.start_tick = latency_clock::get().now();
   auto events = reader_.events();
   event e;
   const bool any = next(events, e);
@@ -204,6 +198,9 @@ replay_stats dispatcher::run() {
   if (any && single && settle_ahead_possible(opt_)) ahead = std::make_unique<op_batches>();
   clock_ = schedule_clock(opt_.timing, any ? e.ts : 0);
   clock_.start(monotonic_ns());
+  // The timeline's 0 too: its slices are then the recorded time's, whatever the first
+  // decoding and allocations took (25 ms once on a busy machine, which moved an op a slice).
+  shared_.start_tick = latency_clock::get().now();
   last_progress_ = clock_.start_ns();
   total_.timed = clock_.timed();
   if (any) {

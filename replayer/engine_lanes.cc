@@ -5,8 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "trace_error.h"
-
 namespace fsrr::engine_detail {
 
 void dispatcher::run_lanes(trace_reader::event_stream& events, event e) {
@@ -14,7 +12,7 @@ void dispatcher::run_lanes(trace_reader::event_stream& events, event e) {
   uint64_t keys[24];
   try {
     dispatch_all(events, e, keys);
-  } catch (const std::exception& err) {  // a damaged table entry: end cleanly all the same
+  } catch (const std::exception& err) {  // std::bad_alloc, a thread that cannot start
     shared_.request_stop(err.what());
   }
   for (auto& l : lanes_)

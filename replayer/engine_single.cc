@@ -4,8 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "trace_error.h"
-
 namespace fsrr::engine_detail {
 
 // One recorded thread: no queues, no ordering, every op issued from the calling thread, and
@@ -28,7 +26,7 @@ void dispatcher::run_single(trace_reader::event_stream& events, const event& fir
   if (!ahead) {
     try {
       single_inline(events, first, runner);
-    } catch (const std::exception& err) {  // a damaged table entry: end cleanly all the same
+    } catch (const std::exception& err) {  // std::bad_alloc: end cleanly all the same
       shared_.request_stop(err.what());
     }
     return;

@@ -18,7 +18,6 @@
 #include <fmt/format.h>
 
 #include "syscall_nr.h"
-#include "trace_error.h"
 #include "xattr_value.h"
 
 namespace fsrr {
@@ -341,7 +340,8 @@ std::vector<space_need> tree_needs(trace_reader& trace, const target_root& targe
   return merged;
 }
 
-void check_space(trace_reader& trace, const target_root& target, const prepare_options& options) {
+result<void> check_space(trace_reader& trace, const target_root& target,
+                         const prepare_options& options) {
   const bool root = ::geteuid() == 0;  // the reserved blocks are ours too
   for (const space_need& n : tree_needs(trace, target, options)) {
     struct statvfs v {};
@@ -349,24 +349,25 @@ void check_space(trace_reader& trace, const target_root& target, const prepare_o
     const uint64_t unit = v.f_frsize ? v.f_frsize : v.f_bsize;
     const uint64_t free_bytes = (root ? v.f_bfree : v.f_bavail) * unit;
     if (n.bytes > free_bytes)
-      throw trace_error(fmt::format(
+      return failure(
           "the initial tree needs {} bytes on the file system of {}, which has {} bytes free "
           "(--no-space-check to try anyway)",
-          n.bytes, target.path_of(n.root), free_bytes));
+          n.bytes, target.path_of(n.root), free_bytes);
     const uint64_t free_inodes = root ? v.f_ffree : v.f_favail;
     if (v.f_files != 0 && n.inodes > free_inodes)  // f_files 0: no fixed inode count (btrfs)
-      throw trace_error(fmt::format(
+      return failure(
           "the initial tree needs {} inodes on the file system of {}, which has {} free "
           "(--no-space-check to try anyway)",
-          n.inodes, target.path_of(n.root), free_inodes));
+          n.inodes, target.path_of(n.root), free_inodes);
   }
+  return {};
 }
 
-prepare_result prepare_tree(trace_reader& trace, const target_root& target,
-                            const data_source& data, const prepare_options& options) {
+result<prepare_result> prepare_tree(trace_reader& trace, const target_root& target,
+                                    const data_source& data, const prepare_options& options) {
   const auto start = std::chrono::steady_clock::now();
-  const auto& tree = trace.tree();  // loads every table: the workers only read them
-  if (options.space_check) check_space(trace, target, options);
+  const auto& tree = trace.tree();
+  if (options.space_check) FSRR_TRY(check_space(trace, target, options));
   const mode_t umask = ::umask(0);
   ::umask(umask);
 

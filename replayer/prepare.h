@@ -15,7 +15,7 @@ namespace fsrr {
 
 struct prepare_options {
   privilege_options privilege;  // owners, set-id bits, privileged xattrs: see privilege.h
-  // Refuse (trace_error, before anything is created) a tree that does not fit the target's
+  // Refuse (an error, before anything is created) a tree that does not fit the target's
   // free blocks or inodes.
   bool space_check = true;
   // Called now and then with (entries done, entries total) for a progress line.
@@ -54,11 +54,13 @@ struct space_need {
 std::vector<space_need> tree_needs(trace_reader& trace, const target_root& target,
                                    const prepare_options& options);
 
-// Throws trace_error (one line) if a root's file system lacks the bytes or inodes the tree
-// needs; prepare_tree calls it first when options.space_check.
-void check_space(trace_reader& trace, const target_root& target, const prepare_options& options);
+// Fails (one line) if a root's file system lacks the bytes or inodes the tree needs;
+// prepare_tree calls it first when options.space_check.
+result<void> check_space(trace_reader& trace, const target_root& target,
+                         const prepare_options& options);
 
-prepare_result prepare_tree(trace_reader& trace, const target_root& target, const data_source& data,
-                            const prepare_options& options);
+// Fails only on the space check; entries that cannot be made are counted in errors.
+result<prepare_result> prepare_tree(trace_reader& trace, const target_root& target,
+                                    const data_source& data, const prepare_options& options);
 
 }  // namespace fsrr

@@ -6,15 +6,19 @@
 
 #include "engine.h"
 #include "progress_line.h"
-#include "trace_error.h"
 
 namespace fsrr {
 
-replay_outcome run_replay(trace_reader& trace, const replay_options& options) {
-  target_root target(options.target, options.maps);
+result<replay_outcome> run_replay(trace_reader& trace, const replay_options& options) {
+  const auto mode = parse_timing(options.timing);
+  if (!mode) return tl::unexpected(mode.error());
+  FSRR_TRY(check(schedule_options{*mode, options.speed}));
+  if (!options.source) FSRR_TRY(options.data.check());
+  auto opened = target_root::open(options.target, options.maps);
+  if (!opened) return tl::unexpected(opened.error());
+  const target_root& target = *opened;
   if (!options.force && !target.empty())
-    throw trace_error(fmt::format("target {} is not empty (use --force to replay into it anyway)",
-                                  options.target));
+    return failure("target {} is not empty (use --force to replay into it anyway)", options.target);
   std::optional<data_source> own;
   const data_source& data = options.source ? *options.source : own.emplace(options.data);
   replay_outcome out;
@@ -35,13 +39,15 @@ replay_outcome run_replay(trace_reader& trace, const replay_options& options) {
     popt.progress = [&](uint64_t done, uint64_t total) {
       progress.update(fmt::format("prepare: {}/{} entries", done, total), done, total);
     };
-  rep.prepare = prepare_tree(trace, target, data, popt);
+  auto prepared = prepare_tree(trace, target, data, popt);
+  if (!prepared) return tl::unexpected(prepared.error());
+  rep.prepare = *prepared;
   progress.clear();
   if (options.between) options.between();
 
   if (trace.summary().events > 0) {
     engine_options eo;
-    eo.timing.mode = parse_timing(options.timing);
+    eo.timing.mode = *mode;
     eo.timing.speed = options.speed;
     eo.strict = options.strict;
     eo.issue_all = options.issue_all;

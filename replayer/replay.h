@@ -43,9 +43,10 @@ struct replay_outcome {
   int status = 0;        // exit status: non-zero after prepare errors or an early stop
 };
 
-// Throws trace_error (one line) on unusable input: a non-empty target without --force, a
-// missing target, a damaged trace.
-replay_outcome run_replay(trace_reader& trace, const replay_options& options);
+// Fails (one line) on unusable input: a non-empty target without --force, a missing target,
+// bad options, a tree that does not fit. Damage met in the events is an early stop in the
+// outcome's report (status 1), after what replayed before it.
+result<replay_outcome> run_replay(trace_reader& trace, const replay_options& options);
 
 // The human summary printed after a replay: prepare, then the op table.
 std::string format_outcome(const replay_outcome& r);

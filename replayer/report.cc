@@ -10,8 +10,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "trace_error.h"
-
 namespace fsrr {
 
 uint64_t latency_histogram::upper_edge(size_t b) {
@@ -225,11 +223,12 @@ std::string flow_text(const flow_stats& f) {
   return t;
 }
 
-void write_report_json(const replay_report& r, const std::string& path) {
+result<void> write_report_json(const replay_report& r, const std::string& path) {
   std::ofstream out(path, std::ios::trunc);
   if (out) out << report_json(r) << '\n';
   out.close();
-  if (!out) throw trace_error(fmt::format("report {}: {}", path, std::strerror(errno)));
+  if (!out) return failure("report {}: {}", path, std::strerror(errno));
+  return {};
 }
 
 std::string report_table(const replay_report& r) {

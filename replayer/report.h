@@ -122,8 +122,8 @@ std::string flow_text(const flow_stats& f);
 
 // The JSON report (pretty-printed).
 std::string report_json(const replay_report& r);
-// Writes report_json to `path`; throws trace_error with one line on failure.
-void write_report_json(const replay_report& r, const std::string& path);
+// Writes report_json to `path`.
+result<void> write_report_json(const replay_report& r, const std::string& path);
 // The human summary: totals, one row per op, lateness, the first mismatches.
 std::string report_table(const replay_report& r);
 

@@ -13,13 +13,14 @@
 #endif
 
 #include "event.h"
+#include "result.h"
 
 namespace fsrr {
 
 enum class timing_mode : uint8_t { faithful, think, afap };
 
-// "faithful" | "think" | "afap"; throws std::invalid_argument with one line otherwise.
-timing_mode parse_timing(std::string_view text);
+// "faithful" | "think" | "afap", or why not.
+result<timing_mode> parse_timing(std::string_view text);
 std::string_view name(timing_mode m);
 
 struct schedule_options {
@@ -27,6 +28,8 @@ struct schedule_options {
   double speed = 1.0;          // > 0
   uint64_t spin_ns = 100'000;  // spin instead of sleeping for the last part of a wait
 };
+// Refuses a speed that is not above 0.
+result<void> check(const schedule_options& o);
 
 uint64_t monotonic_ns();
 

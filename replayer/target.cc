@@ -14,16 +14,14 @@
 
 #include <fmt/format.h>
 
-#include "trace_error.h"
-
 namespace fsrr {
 namespace {
 
-int open_dir(const std::string& p, const char* what) {
+result<int> open_dir(const std::string& p, const char* what) {
   const int fd = ::open(p.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
-    throw trace_error(fmt::format("{} {}: {}", what, p,
-                                  errno == ENOTDIR ? "not a directory" : std::strerror(errno)));
+    return failure("{} {}: {}", what, p,
+                   errno == ENOTDIR ? "not a directory" : std::strerror(errno));
   return fd;
 }
 
@@ -46,15 +44,14 @@ bool plain_components(std::string_view p, std::string& rel) {
 
 }  // namespace
 
-map_rule parse_map(std::string_view text) {
+result<map_rule> parse_map(std::string_view text) {
   const size_t eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size())
-    throw std::invalid_argument(fmt::format("--map '{}': expected FROM=TO", text));
+    return failure("--map '{}': expected FROM=TO", text);
   map_rule r{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
   std::string rel;
   if (r.from[0] != '/' || !plain_components(r.from, rel))
-    throw std::invalid_argument(
-        fmt::format("--map '{}': FROM must be an absolute path without '.' or '..'", text));
+    return failure("--map '{}': FROM must be an absolute path without '.' or '..'", text);
   while (r.from.size() > 1 && r.from.back() == '/') r.from.pop_back();
   return r;
 }
@@ -64,15 +61,29 @@ bool plain_path(std::string_view p) {
   return !p.empty() && p[0] == '/' && plain_components(p, rel);
 }
 
-target_root::target_root(const std::string& target, const std::vector<map_rule>& maps)
-    : path_(target) {
+result<target_root> target_root::open(const std::string& target,
+                                      const std::vector<map_rule>& maps) {
   for (const auto& m : maps)
     if (!plain_path(m.from))
-      throw trace_error(fmt::format("map from '{}': not an absolute path of plain names", m.from));
-  fd_ = open_dir(target, "target");
-  for (const auto& m : maps) maps_.push_back({m.from, open_dir(m.to, "--map destination"), m.to});
-  std::stable_sort(maps_.begin(), maps_.end(),
+      return failure("map from '{}': not an absolute path of plain names", m.from);
+  target_root t(target);  // closes what it opened if a step below fails
+  const auto fd = open_dir(target, "target");
+  if (!fd) return tl::unexpected(fd.error());
+  t.fd_ = *fd;
+  for (const auto& m : maps) {
+    const auto to = open_dir(m.to, "--map destination");
+    if (!to) return tl::unexpected(to.error());
+    t.maps_.push_back({m.from, *to, m.to});
+  }
+  std::stable_sort(t.maps_.begin(), t.maps_.end(),
                    [](const mapped& a, const mapped& b) { return a.from.size() > b.from.size(); });
+  return t;
+}
+
+target_root::target_root(target_root&& o) noexcept
+    : path_(std::move(o.path_)), fd_(o.fd_), maps_(std::move(o.maps_)) {
+  o.fd_ = -1;
+  o.maps_.clear();
 }
 
 target_root::~target_root() {

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "result.h"
+
 namespace fsrr {
 
 struct map_rule {
@@ -23,17 +25,17 @@ struct map_rule {
 // rest.
 bool plain_path(std::string_view p);
 
-// "FROM=TO"; throws std::invalid_argument with a one-line message on a malformed rule.
-map_rule parse_map(std::string_view text);
+// "FROM=TO", or why it is malformed.
+result<map_rule> parse_map(std::string_view text);
 
 class target_root {
  public:
   // Opens TARGET and each map destination (they must exist and be directories).
-  // Throws trace_error with one line otherwise.
-  target_root(const std::string& target, const std::vector<map_rule>& maps = {});
+  static result<target_root> open(const std::string& target,
+                                  const std::vector<map_rule>& maps = {});
   ~target_root();
-  target_root(const target_root&) = delete;
-  target_root& operator=(const target_root&) = delete;
+  target_root(target_root&& o) noexcept;
+  target_root& operator=(target_root&&) = delete;
 
   struct location {
     int root = -1;    // fd of the root directory it lives under (owned by target_root)
@@ -59,6 +61,7 @@ class target_root {
   bool empty() const;
 
  private:
+  explicit target_root(std::string path) : path_(std::move(path)) {}
   std::string path_;
   int fd_ = -1;
   struct mapped {

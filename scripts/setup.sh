@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   # build
   cmake g++ make pkg-config clang llvm libbpf-dev bpftool flatbuffers-compiler
-  libflatbuffers-dev libzstd-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev
+  libflatbuffers-dev libzstd-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev libexpected-dev
   libsodium-dev liblzo2-dev
   # the fuzzers (tests/fuzz): libFuzzer and clang's sanitizer runtimes
   libclang-rt-14-dev

@@ -12,7 +12,6 @@
 
 #include "rewrite.h"
 #include "system_paths.h"
-#include "trace_error.h"
 
 namespace fsrr::transform {
 namespace {
@@ -21,8 +20,16 @@ constexpr std::string_view alphabet =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 static_assert(alphabet.size() == 64);
 
-void need_sodium() {
-  if (::sodium_init() < 0) throw trace_error("libsodium could not be initialised");
+// libsodium starts once; it fails only without a source of randomness. Its hashes work
+// without it (slower), its random bytes do not.
+bool sodium_ready() {
+  static const bool ok = ::sodium_init() >= 0;
+  return ok;
+}
+
+result<void> need_sodium() {
+  if (!sodium_ready()) return failure("libsodium could not be initialised");
+  return {};
 }
 
 std::vector<std::string_view> split(std::string_view s) {
@@ -173,10 +180,10 @@ class anonymizer {
 
 }  // namespace
 
-anonymize_key key_from_file(const std::string& path) {
-  need_sodium();
+result<anonymize_key> key_from_file(const std::string& path) {
+  FSRR_TRY(need_sodium());
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw trace_error(fmt::format("--key-file {}: {}", path, std::strerror(errno)));
+  if (fd < 0) return failure("--key-file {}: {}", path, std::strerror(errno));
   crypto_generichash_state st;
   crypto_generichash_init(&st, nullptr, 0, 32);
   uint8_t buf[65536];
@@ -186,28 +193,28 @@ anonymize_key key_from_file(const std::string& path) {
     if (n < 0) {
       const int err = errno;
       ::close(fd);
-      throw trace_error(fmt::format("--key-file {}: {}", path, std::strerror(err)));
+      return failure("--key-file {}: {}", path, std::strerror(err));
     }
     if (n == 0) break;
     crypto_generichash_update(&st, buf, static_cast<size_t>(n));
     total += static_cast<uint64_t>(n);
   }
   ::close(fd);
-  if (total == 0) throw trace_error(fmt::format("--key-file {}: empty", path));
+  if (total == 0) return failure("--key-file {}: empty", path);
   anonymize_key key;
   crypto_generichash_final(&st, key.data(), key.size());
   return key;
 }
 
-anonymize_key random_key() {
-  need_sodium();
+result<anonymize_key> random_key() {
+  FSRR_TRY(need_sodium());
   anonymize_key key;
   randombytes_buf(key.data(), key.size());
   return key;
 }
 
 std::string key_id(const anonymize_key& key) {
-  need_sodium();
+  sodium_ready();
   static constexpr std::string_view context = "fsrr anonymize key id";
   uint8_t id[8];
   crypto_generichash(id, sizeof id, reinterpret_cast<const uint8_t*>(context.data()),
@@ -218,7 +225,7 @@ std::string key_id(const anonymize_key& key) {
 }
 
 std::string name_digest(const anonymize_key& key, std::string_view name, size_t len) {
-  need_sodium();
+  sodium_ready();
   std::string out;
   out.reserve(len);
   for (uint32_t block = 0; out.size() < len; ++block) {
@@ -236,8 +243,11 @@ std::string name_digest(const anonymize_key& key, std::string_view name, size_t 
   return out;
 }
 
-anonymize_result anonymize(trace_reader& in, const std::string& out, const anonymize_options& o) {
-  const anonymize_key key = o.key_file.empty() ? random_key() : key_from_file(o.key_file);
+result<anonymize_result> anonymize(trace_reader& in, const std::string& out,
+                                   const anonymize_options& o) {
+  const auto made = o.key_file.empty() ? random_key() : key_from_file(o.key_file);
+  if (!made) return tl::unexpected(made.error());
+  const anonymize_key& key = *made;
   anonymizer names(in, key, o.keep);
   header_info h = in.header();
   h.hostname = names.digest(h.hostname);
@@ -251,14 +261,17 @@ anonymize_result anonymize(trace_reader& in, const std::string& out, const anony
   hooks.text = [&](string_role role, std::string_view s, path_id link) {
     return names.text(role, s, link);
   };
-  trace_rewriter r(in, out, h, o.force, std::move(hooks));
+  auto rewriter = trace_rewriter::create(in, out, h, o.force, std::move(hooks));
+  if (!rewriter) return tl::unexpected(rewriter.error());
+  trace_rewriter& r = *rewriter;
   names.bind(r);
   for (const tree_entry& e : in.tree()) r.add_tree_entry(e);
   anonymize_result res;
   auto events = in.events();
   for (event e; events.next(e); ++res.events) r.append(e);
+  FSRR_TRY(events.status());
   r.copy_counters();
-  r.finish();
+  FSRR_TRY(r.finish());
   res.key_id = h.key_id;
   res.names = names.names;
   res.grown = names.grown;

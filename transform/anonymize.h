@@ -35,16 +35,17 @@ struct anonymize_result {
 
 using anonymize_key = std::array<uint8_t, 32>;
 
-// The key of a key file (any bytes: a passphrase file works); throws trace_error.
-anonymize_key key_from_file(const std::string& path);
-anonymize_key random_key();
+// The key of a key file (any bytes: a passphrase file works).
+result<anonymize_key> key_from_file(const std::string& path);
+result<anonymize_key> random_key();
 std::string key_id(const anonymize_key& key);
 
 // `len` characters of [A-Za-z0-9_-] that `name` stands for under `key`; a longer len extends
 // a shorter one's.
 std::string name_digest(const anonymize_key& key, std::string_view name, size_t len);
 
-// Writes the anonymized copy of `in` to `out`; throws trace_error (one line).
-anonymize_result anonymize(trace_reader& in, const std::string& out, const anonymize_options& o);
+// Writes the anonymized copy of `in` to `out`.
+result<anonymize_result> anonymize(trace_reader& in, const std::string& out,
+                                   const anonymize_options& o);
 
 }  // namespace fsrr::transform

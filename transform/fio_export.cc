@@ -16,29 +16,30 @@
 #include <fmt/format.h>
 
 #include "fd_map.h"
-#include "trace_error.h"
 
 namespace fsrr::transform {
 namespace {
 
 // An empty directory to write into: made, or found empty.
-void empty_dir(const std::string& dir) {
-  if (::mkdir(dir.c_str(), 0755) == 0) return;
-  if (errno != EEXIST) throw trace_error(fmt::format("mkdir {}: {}", dir, std::strerror(errno)));
+result<void> empty_dir(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0755) == 0) return {};
+  if (errno != EEXIST) return failure("mkdir {}: {}", dir, std::strerror(errno));
   DIR* d = ::opendir(dir.c_str());
-  if (!d) throw trace_error(fmt::format("{}: {}", dir, std::strerror(errno)));
+  if (!d) return failure("{}: {}", dir, std::strerror(errno));
   bool empty = true;
   while (const dirent* e = ::readdir(d))
     if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) empty = false;
   ::closedir(d);
-  if (!empty) throw trace_error(fmt::format("{} is not empty: refusing to export into it", dir));
+  if (!empty) return failure("{} is not empty: refusing to export into it", dir);
+  return {};
 }
 
-void write_text(const std::string& path, const std::string& text) {
+result<void> write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
   out << text;
   out.close();
-  if (!out) throw trace_error(fmt::format("cannot write {}", path));
+  if (!out) return failure("cannot write {}", path);
+  return {};
 }
 
 bool is_read(op k) {
@@ -78,16 +79,15 @@ struct job_log {
 
 }  // namespace
 
-fio_export_result export_fio(trace_reader& in, const std::string& dir_in) {
+result<fio_export_result> export_fio(trace_reader& in, const std::string& dir_in) {
   std::string dir = dir_in;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  empty_dir(dir);
+  FSRR_TRY(empty_dir(dir));
   char real[PATH_MAX];
-  if (!::realpath(dir.c_str(), real)) throw trace_error(fmt::format("{}: {}", dir, std::strerror(errno)));
+  if (!::realpath(dir.c_str(), real)) return failure("{}: {}", dir, std::strerror(errno));
   dir = real;
   const std::string data = dir + "/data";
-  if (::mkdir(data.c_str(), 0755) != 0)
-    throw trace_error(fmt::format("mkdir {}: {}", data, std::strerror(errno)));
+  if (::mkdir(data.c_str(), 0755) != 0) return failure("mkdir {}: {}", data, std::strerror(errno));
 
   // The initial sizes of the tree's files, by inode and by path.
   std::unordered_map<file_id, uint64_t> size_of_file;
@@ -159,6 +159,7 @@ fio_export_result export_fio(trace_reader& in, const std::string& dir_in) {
     }
     for (const handle_id h : fx.released) fds.recycle(h);
   }
+  FSRR_TRY(events.status());
   std::string fio = fmt::format(
       "; fio jobs exported by fsrr from {} ({} events): one job per recorded thread, each\n"
       "; replaying its reads and writes from an iolog at their recorded times. The files are\n"
@@ -175,7 +176,7 @@ fio_export_result export_fio(trace_reader& in, const std::string& dir_in) {
     log += fmt::format("0 {} close\n", name);
     r.layout_bytes += size;
   }
-  write_text(dir + "/layout.iolog", log);
+  FSRR_TRY(write_text(dir + "/layout.iolog", log));
   fio += fmt::format("[layout]\nread_iolog={}/layout.iolog\nreplay_no_stall=1\n\n", dir);
   bool first = true;
   std::map<std::string, int> taken;  // a tid the trace has twice (reused) gets a suffix
@@ -185,12 +186,12 @@ fio_export_result export_fio(trace_reader& in, const std::string& dir_in) {
     std::string name = fmt::format("t{}", job.tid);
     if (const int k = taken[name]++) name += fmt::format(".{}", k);
     const std::string file = fmt::format("{}/{}.iolog", dir, name);
-    write_text(file, job.text);
+    FSRR_TRY(write_text(file, job.text));
     fio += fmt::format("[{}]\n{}read_iolog={}\n\n", name, first ? "stonewall\n" : "", file);
     first = false;
     ++r.jobs;
   }
-  write_text(dir + "/fsrr.fio", fio);
+  FSRR_TRY(write_text(dir + "/fsrr.fio", fio));
   r.files = names.size();
   return r;
 }

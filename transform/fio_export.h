@@ -25,7 +25,7 @@ struct fio_export_result {
   uint64_t layout_bytes = 0;                   // what `layout` writes first
 };
 
-// DIR must not exist, or be an empty directory; throws trace_error (one line).
-fio_export_result export_fio(trace_reader& in, const std::string& dir);
+// DIR must not exist, or be an empty directory.
+result<fio_export_result> export_fio(trace_reader& in, const std::string& dir);
 
 }  // namespace fsrr::transform

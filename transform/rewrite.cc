@@ -1,10 +1,6 @@
 #include "rewrite.h"
 
-#include <stdexcept>
-
 #include <fmt/format.h>
-
-#include "trace_error.h"
 
 namespace fsrr::transform {
 namespace {
@@ -31,9 +27,16 @@ bool kept_path(std::string_view path, const std::vector<std::string>& prefixes) 
   return false;
 }
 
-trace_rewriter::trace_rewriter(trace_reader& in, const std::string& out, header_info header,
-                               bool force, rewrite_hooks hooks)
-    : in_(in), w_(out, std::move(header), options(force)), hooks_(std::move(hooks)) {
+result<trace_rewriter> trace_rewriter::create(trace_reader& in, const std::string& out,
+                                              const header_info& header, bool force,
+                                              rewrite_hooks hooks) {
+  auto w = trace_writer::create(out, header, options(force));
+  if (!w) return tl::unexpected(w.error());
+  return trace_rewriter(in, std::move(*w), std::move(hooks));
+}
+
+trace_rewriter::trace_rewriter(trace_reader& in, trace_writer w, rewrite_hooks hooks)
+    : in_(in), w_(std::move(w)), hooks_(std::move(hooks)) {
   paths_.assign(in.path_count() + 1, no_id);
   files_.assign(in.file_count() + 1, no_id);
   threads_.assign(in.thread_count() + 1, no_id);
@@ -62,14 +65,15 @@ path_id trace_rewriter::path(path_id in) {
     chain.push_back(q);
     q = in_.path(q).parent;
   }
-  if (q == no_id) throw trace_error(fmt::format("path {} hangs below no root", in));
+  if (q == no_id) return no_id;  // the reader checked that every path hangs below a root
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     const path_entry& e = in_.path(*it);
     const path_id parent = paths_[e.parent];
-    try {
-      paths_[*it] = w_.intern_child(parent, name_of(*it, parent, e.name));
-    } catch (const std::invalid_argument& err) {
-      throw trace_error(fmt::format("path {}: {}", *it, err.what()));
+    const std::string name = name_of(*it, parent, e.name);
+    paths_[*it] = w_.intern_child(parent, name);
+    if (paths_[*it] == no_id) {
+      if (status_) status_ = failure("path {}: a name no path may hold: '{}'", *it, name);
+      return no_id;
     }
   }
   return paths_[in];
@@ -142,8 +146,8 @@ void trace_rewriter::put(tree_entry e, path_id link) {
   w_.add_tree_entry(e);
 }
 
-path_id trace_rewriter::placed(std::string_view p) {
-  if (p.empty() || p.front() != '/') throw trace_error(fmt::format("'{}': not a path", p));
+result<path_id> trace_rewriter::placed(std::string_view p) {
+  if (p.empty() || p.front() != '/') return failure("'{}': not a path", p);
   path_id at = root_path;
   size_t pos = 1;
   if (in_.roots().size() > 1) {  // "/rootN/...": below root N's top
@@ -152,21 +156,15 @@ path_id trace_rewriter::placed(std::string_view p) {
     uint32_t n = 0;
     if (top.substr(0, 4) == "root")
       for (char c : top.substr(4)) n = n * 10 + static_cast<uint32_t>(c - '0');
-    if (n == 0 || n > in_.roots().size())
-      throw trace_error(fmt::format("'{}': no such root", p));
+    if (n == 0 || n > in_.roots().size()) return failure("'{}': no such root", p);
     at = w_.root_top(n);
     pos = slash == std::string_view::npos ? p.size() : slash + 1;
   }
   while (pos < p.size()) {
     size_t end = p.find('/', pos);
     if (end == std::string_view::npos) end = p.size();
-    if (end > pos) {
-      try {
-        at = w_.intern_child(at, p.substr(pos, end - pos));
-      } catch (const std::invalid_argument& err) {
-        throw trace_error(fmt::format("'{}': {}", p, err.what()));
-      }
-    }
+    if (end > pos && (at = w_.intern_child(at, p.substr(pos, end - pos))) == no_id)
+      return failure("'{}': a name no path may hold (a NUL in it)", p);
     pos = end + 1;
   }
   return at;
@@ -182,6 +180,10 @@ void trace_rewriter::copy_counters() {
   for (const auto& [mono, real] : in_.clock_pairs()) w_.add_clock_pair(mono, real);
 }
 
-void trace_rewriter::finish() { w_.finish(); }
+result<void> trace_rewriter::finish() {
+  auto written = w_.finish();
+  FSRR_TRY(status_);
+  return written;
+}
 
 }  // namespace fsrr::transform

@@ -32,19 +32,22 @@ struct rewrite_hooks {
 class trace_rewriter {
  public:
   // Creates `out` (refusing an existing file unless `force`) with `header` and the input's
-  // roots; throws trace_error (one line).
-  trace_rewriter(trace_reader& in, const std::string& out, header_info header, bool force,
-                 rewrite_hooks hooks = {});
+  // roots.
+  static result<trace_rewriter> create(trace_reader& in, const std::string& out,
+                                       const header_info& header, bool force,
+                                       rewrite_hooks hooks = {});
 
-  path_id path(path_id in);  // no_id for no_id
+  // no_id for no_id, and for a name a hook made that no path may hold (then finish() fails).
+  path_id path(path_id in);
   string_id string(string_id in, string_role role, path_id link = no_id);
   file_id file(file_id in);
   // Threads are added as they are first used; `fd_table` overrides the recorded one (a slice
   // starts where exec and clone left each thread).
   thread_id thread(thread_id in, uint32_t fd_table = 0);
 
-  // A placed path (trace_reader::placed_path: "/rootN/..." with several roots) in the output.
-  path_id placed(std::string_view placed_path);
+  // A placed path (trace_reader::placed_path: "/rootN/..." with several roots) in the output;
+  // refuses one that is not absolute, names no root, or holds a NUL.
+  result<path_id> placed(std::string_view placed_path);
 
   // Written with every id it holds mapped.
   void append(event e);
@@ -53,10 +56,12 @@ class trace_rewriter {
   void add_tree_entry_at(tree_entry e, path_id at);
   // Lost events, non-file op counts, incompleteness, pauses, filtered events, clock pairs.
   void copy_counters();
-  void finish();
+  // The writer's finish(), or the first failure before it.
+  [[nodiscard]] result<void> finish();
   trace_writer& writer() { return w_; }
 
  private:
+  trace_rewriter(trace_reader& in, trace_writer w, rewrite_hooks hooks);
   std::string name_of(path_id in, path_id parent, std::string_view name);
   void put(tree_entry e, path_id link);  // e.path already an output id
 
@@ -67,6 +72,7 @@ class trace_rewriter {
   std::vector<file_id> files_;    // by input id
   std::vector<thread_id> threads_;  // by input id
   std::map<std::pair<string_id, string_role>, string_id> strings_;
+  result<void> status_;  // the first name that could not be written
 };
 
 // Whether `path` (absolute) is one of `prefixes`, lies beneath one, or lies on the way to one

@@ -13,7 +13,6 @@
 #include "end_state.h"
 #include "fd_map.h"
 #include "rewrite.h"
-#include "trace_error.h"
 
 namespace fsrr::transform {
 namespace {
@@ -38,8 +37,8 @@ std::string described(const slice_options& o) {
   return d;
 }
 
-uint64_t ns_of(double seconds) {
-  if (!(seconds >= 0)) throw trace_error(fmt::format("{} s: not a time in the trace", seconds));
+result<uint64_t> ns_of(double seconds) {
+  if (!(seconds >= 0)) return failure("{} s: not a time in the trace", seconds);
   return static_cast<uint64_t>(seconds * 1e9);
 }
 
@@ -51,10 +50,13 @@ uint32_t default_mode(uint32_t type) {
 
 }  // namespace
 
-slice_result slice(trace_reader& in, const std::string& out, const slice_options& o) {
-  const uint64_t from = o.from ? ns_of(*o.from) : 0;
-  const uint64_t to = o.to ? ns_of(*o.to) : std::numeric_limits<uint64_t>::max();
-  if (from >= to) throw trace_error("--from must come before --to");
+result<slice_result> slice(trace_reader& in, const std::string& out, const slice_options& o) {
+  const auto from_ns = o.from ? ns_of(*o.from) : result<uint64_t>(0);
+  const auto to_ns = o.to ? ns_of(*o.to) : result<uint64_t>(std::numeric_limits<uint64_t>::max());
+  if (!from_ns) return tl::unexpected(from_ns.error());
+  if (!to_ns) return tl::unexpected(to_ns.error());
+  const uint64_t from = *from_ns, to = *to_ns;
+  if (from >= to) return failure("--from must come before --to");
   const bool filtered = !o.pids.empty() || !o.tids.empty() || !o.paths.empty();
 
   // The state at the start, and the events of the slice's time.
@@ -69,6 +71,7 @@ slice_result slice(trace_reader& in, const std::string& out, const slice_options
       else
         window.push_back(e);
     }
+    FSRR_TRY(events.status());
   }
   const fd_map& fds = state.fds();
 
@@ -154,7 +157,9 @@ slice_result slice(trace_reader& in, const std::string& out, const slice_options
 
   header_info h = in.header();
   h.derived = described(o);
-  trace_rewriter w(in, out, h, o.force);
+  auto rewriter = trace_rewriter::create(in, out, h, o.force);
+  if (!rewriter) return tl::unexpected(rewriter.error());
+  trace_rewriter& w = *rewriter;
   // the initial tree: the state at the start
   if (!from) {
     for (const tree_entry& e : in.tree()) w.add_tree_entry(e);
@@ -168,7 +173,9 @@ slice_result slice(trace_reader& in, const std::string& out, const slice_options
     const auto& tree = in.tree();
     for (const auto& [path, x] : s) {
       if (x.absent || path == "/") continue;
-      const path_id at = w.placed(path);
+      const auto placed = w.placed(path);
+      if (!placed) return tl::unexpected(placed.error());
+      const path_id at = *placed;
       if (!x.changed && x.tree_index < tree.size()) {  // as the recording found it
         w.add_tree_entry_at(tree[x.tree_index], at);
       } else {
@@ -199,7 +206,7 @@ slice_result slice(trace_reader& in, const std::string& out, const slice_options
     if (i < synthetic) ++res.bound;
   }
   w.copy_counters();
-  w.finish();
+  FSRR_TRY(w.finish());
   return res;
 }
 

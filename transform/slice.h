@@ -31,7 +31,6 @@ struct slice_result {
   uint64_t bound = 0;   // fds open at its start
 };
 
-// Throws trace_error (one line).
-slice_result slice(trace_reader& in, const std::string& out, const slice_options& o);
+result<slice_result> slice(trace_reader& in, const std::string& out, const slice_options& o);
 
 }  // namespace fsrr::transform

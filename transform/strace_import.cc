@@ -18,7 +18,6 @@
 #include <fmt/format.h>
 
 #include "ops.h"
-#include "trace_error.h"
 #include "rewrite.h"
 #include "trace_reader.h"
 #include "trace_writer.h"
@@ -1117,45 +1116,57 @@ void importer::handle(op k, const call& c) {
 }
 }  // namespace
 
-strace_import_result import_strace(const std::string& log, const std::string& out, bool force) {
+namespace {
+
+// The scratch trace's events, copied into `out` under the complete header.
+result<void> copy_scratch(const std::string& scratch, const std::string& out, const header_info& h,
+                          bool force) {
+  auto tmp = trace_reader::open(scratch);
+  if (!tmp) return tl::unexpected(tmp.error());
+  auto copy = trace_rewriter::create(*tmp, out, h, force);
+  if (!copy) return tl::unexpected(copy.error());
+  for (const tree_entry& t : tmp->tree()) copy->add_tree_entry(t);
+  auto events = tmp->events();
+  for (event e; events.next(e);) copy->append(e);
+  FSRR_TRY(events.status());
+  copy->copy_counters();
+  return copy->finish();
+}
+
+}  // namespace
+
+result<strace_import_result> import_strace(const std::string& log, const std::string& out,
+                                           bool force) {
   std::ifstream in(log);
-  if (!in) throw trace_error(fmt::format("{}: {}", log, std::strerror(errno)));
+  if (!in) return failure("{}: {}", log, std::strerror(errno));
   header_info h;
   h.writer = "fsrr " FSRR_VERSION;
   h.kind = trace_kind::recording;
   h.derived = "import strace";
   // The header goes first; its command line is only known once the log has been read: the
   // events go to a scratch trace, then into the output with the header complete.
-  writer_options wo;
-  wo.overwrite = force;
   strace_import_result r;
   const std::string scratch = out + ".importing";
   std::vector<std::string> command;
   {
     writer_options so;
     so.overwrite = true;
-    trace_writer w(scratch, h, so);
-    importer imp(w, r);
+    auto w = trace_writer::create(scratch, h, so);
+    if (!w) return tl::unexpected(w.error());
+    importer imp(*w, r);
     for (std::string line; std::getline(in, line);) imp.line(line);
     imp.finish();
-    w.finish();
+    if (auto written = w->finish(); !written) {
+      ::unlink(scratch.c_str());
+      return tl::unexpected(written.error());
+    }
     command = imp.command;
     h.clock_realtime_ns = static_cast<int64_t>(imp.first_ts());
   }
   h.command = command;
-  try {
-    trace_reader tmp(scratch);
-    trace_rewriter copy(tmp, out, h, force);
-    for (const tree_entry& t : tmp.tree()) copy.add_tree_entry(t);
-    auto events = tmp.events();
-    for (event e; events.next(e);) copy.append(e);
-    copy.copy_counters();
-    copy.finish();
-  } catch (...) {
-    ::unlink(scratch.c_str());
-    throw;
-  }
+  const auto copied = copy_scratch(scratch, out, h, force);
   ::unlink(scratch.c_str());
+  if (!copied) return tl::unexpected(copied.error());
   return r;
 }
 

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <string>
 
+#include "result.h"
+
 namespace fsrr::transform {
 
 struct strace_import_result {
@@ -25,7 +27,8 @@ struct strace_import_result {
   bool annotated = false;    // -y annotations were there
 };
 
-// Throws trace_error (one line): an unreadable log, an output that exists (without force).
-strace_import_result import_strace(const std::string& log, const std::string& out, bool force);
+// Fails on an unreadable log, an output that exists (without force).
+result<strace_import_result> import_strace(const std::string& log, const std::string& out,
+                                           bool force);
 
 }  // namespace fsrr::transform

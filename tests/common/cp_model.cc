@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "trace_error.h"
+
 namespace fsrr::model {
 
 namespace {
@@ -47,7 +49,9 @@ std::vector<int64_t> getdents_calls(const std::vector<std::string>& names) {
 class cp_recording {
  public:
   cp_recording(const std::string& out, const source_tree& tree, const cp_options& o)
-      : tree_(tree), w_(out, header(o), replacing()), ts_(o.start_ns),
+      : tree_(tree),
+        w_(or_throw(trace_writer::create(out, header(o), replacing()))),
+        ts_(o.start_ns),
         step_(o.step_ns) {
     t_ = w_.add_thread({1, 1, 0, w_.intern_string("cp"), 1});
     acl_access_ = w_.intern_string("system.posix_acl_access");
@@ -72,7 +76,7 @@ class cp_recording {
 
   void finish() {
     flush();
-    w_.finish();
+    or_throw(w_.finish());
   }
 
  private:

@@ -52,8 +52,7 @@ TEST_CASE("a sequential read loop encodes as a few bytes per event") {
   CHECK(g.bytes() == 11 + 999 * 12);
   std::vector<event> out;
   uint64_t unknown = 0;
-  std::string why;
-  REQUIRE(decode_group(input_of(g, 1), this_build(), out, unknown, why));
+  REQUIRE(decode_group(input_of(g, 1), this_build(), out, unknown));
   REQUIRE(out.size() == 1000);
   CHECK(out[999].offset == 65536 * 999);
   CHECK(out[999].result == 65536);
@@ -79,8 +78,7 @@ TEST_CASE("a short read breaks the offset prediction without breaking decoding")
   }
   std::vector<event> out;
   uint64_t unknown = 0;
-  std::string why;
-  REQUIRE(decode_group(input_of(g, 1), this_build(), out, unknown, why));
+  REQUIRE(decode_group(input_of(g, 1), this_build(), out, unknown));
   CHECK(out == in);
 }
 
@@ -96,9 +94,9 @@ TEST_CASE("a column cut short is an error, not a misread") {
   in.cols[c_size] = in.cols[c_size].first(1);
   std::vector<event> out;
   uint64_t unknown = 0;
-  std::string why;
-  CHECK_FALSE(decode_group(in, this_build(), out, unknown, why));
-  CHECK(why == "thread 1 event 0: field column too short");
+  const auto decoded = decode_group(in, this_build(), out, unknown);
+  REQUIRE_FALSE(decoded);
+  CHECK(decoded.error().message == "thread 1 event 0: field column too short");
 }
 
 TEST_CASE("an op this build does not know is decoded, counted and dropped") {
@@ -115,8 +113,7 @@ TEST_CASE("an op this build does not know is decoded, counted and dropped") {
   m.codes[static_cast<size_t>(op::close)].known = false;  // as if written by a newer fsrr
   std::vector<event> out;
   uint64_t unknown = 0;
-  std::string why;
-  REQUIRE(decode_group(input_of(g, 1), m, out, unknown, why));
+  REQUIRE(decode_group(input_of(g, 1), m, out, unknown));
   CHECK(unknown == 1);
   REQUIRE(out.size() == 2);
   CHECK(out[0].kind == op::openat);

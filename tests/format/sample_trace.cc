@@ -1,4 +1,5 @@
 #include "sample_trace.h"
+#include "trace_error.h"
 
 #include <sys/stat.h>
 
@@ -19,7 +20,7 @@ header_info sample_header() {
 }
 
 sample write_sample(const std::string& path, const writer_options& options, bool finish) {
-  trace_writer w(path, sample_header(), options);
+  trace_writer w = or_throw(trace_writer::create(path, sample_header(), options));
   sample s;
   const string_id comm = w.intern_string("cp");
   const thread_id t1 = w.add_thread({100, 100, 1, comm, 1});
@@ -115,7 +116,7 @@ sample write_sample(const std::string& path, const writer_options& options, bool
   w.add_nonfile(op::read, fd_kind::socket, 2);
   w.mark_incomplete(incomplete_io_uring);
   w.add_clock_pair(2000, 1700000000000001000);
-  if (finish) w.finish();
+  if (finish) or_throw(w.finish());
   return s;
 }
 

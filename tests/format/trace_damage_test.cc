@@ -41,13 +41,14 @@ struct contents {
 };
 
 contents read_everything(const std::string& p) {
-  trace_reader r(p);
+  trace_reader r = or_throw(trace_reader::open(p));
   contents c;
   c.tree = r.tree();
   for (const auto& t : c.tree) c.tree_paths.push_back(r.path_string(t.path));
   auto s = r.events();
   event e;
   while (s.next(e)) c.events.push_back(e);
+  or_throw(s.status());
   c.lost = r.summary().lost_events;
   c.footer = r.has_footer();
   return c;
@@ -87,7 +88,7 @@ TEST_CASE("a trace cut at any byte reads as a clean prefix or fails on its heade
     }
     const contents c = read_everything(cut);
     CHECK_FALSE(c.footer);
-    CHECK(trace_reader(cut).complete() == false);
+    CHECK(or_throw(trace_reader::open(cut)).complete() == false);
     CHECK(per_thread_prefix(c.events, s.events));
     CHECK(c.events.size() >= last_events);  // more bytes never read as fewer events
     last_events = c.events.size();
@@ -152,7 +153,7 @@ TEST_CASE("a killed writer leaves every flushed block readable") {
   writer_options opt;
   opt.chunk_events = 24;
   const auto s = test::write_sample(dir / "killed.trace", opt, false);
-  trace_reader r(dir / "killed.trace");
+  trace_reader r = or_throw(trace_reader::open(dir / "killed.trace"));
   CHECK_FALSE(r.has_footer());
   CHECK(r.damage().empty());
   CHECK_FALSE(r.complete());
@@ -162,7 +163,7 @@ TEST_CASE("a killed writer leaves every flushed block readable") {
   auto bytes = slurp(dir / "killed.trace");
   bytes.resize(bytes.size() + 8192, 0);
   spit(dir / "zeros.trace", bytes, bytes.size());
-  trace_reader z(dir / "zeros.trace");
+  trace_reader z = or_throw(trace_reader::open(dir / "zeros.trace"));
   CHECK(z.damage().find("8192 zero bytes") != std::string::npos);
   CHECK(read_everything(dir / "zeros.trace").events.size() == s.events.size());
 }
@@ -181,17 +182,21 @@ TEST_CASE("an unknown major version is refused by name") {
   const auto frame =
       container::skippable_frame(container::header_magic, {fbb.GetBufferPointer(), fbb.GetSize()});
   spit(dir / "v2.trace", frame, frame.size());
-  CHECK_THROWS_WITH(trace_reader(dir / "v2.trace"),
+  CHECK_THROWS_WITH(or_throw(trace_reader::open(dir / "v2.trace")),
                     Catch::Contains("format version 2.3 is not supported (this fsrr reads 1.x)"));
 }
 
 TEST_CASE("files that are not traces are refused in one line") {
   test::temp_dir dir("/dev/shm");
   spit(dir / "empty", {}, 0);
-  CHECK_THROWS_WITH(trace_reader(dir / "empty"), Catch::EndsWith("empty file, not an fsrr trace"));
+  CHECK_THROWS_WITH(or_throw(trace_reader::open(dir / "empty")),
+                    Catch::EndsWith("empty file, not an fsrr trace"));
   const std::vector<uint8_t> text = {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '\n'};
   spit(dir / "text", text, text.size());
-  CHECK_THROWS_WITH(trace_reader(dir / "text"), Catch::EndsWith("not an fsrr trace"));
-  CHECK_THROWS_WITH(trace_reader(dir / "missing"), Catch::Contains("No such file or directory"));
-  CHECK_THROWS_WITH(trace_reader(dir.path()), Catch::EndsWith("not a regular file"));
+  CHECK_THROWS_WITH(or_throw(trace_reader::open(dir / "text")),
+                    Catch::EndsWith("not an fsrr trace"));
+  CHECK_THROWS_WITH(or_throw(trace_reader::open(dir / "missing")),
+                    Catch::Contains("No such file or directory"));
+  CHECK_THROWS_WITH(or_throw(trace_reader::open(dir.path())),
+                    Catch::EndsWith("not a regular file"));
 }

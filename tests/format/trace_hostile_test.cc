@@ -42,12 +42,13 @@ std::vector<uint8_t> slurp(const std::string& p) {
 // Reads everything a user can ask for; returns the error line, or "" if there was none.
 std::string read_error(const std::string& path) {
   try {
-    trace_reader r(path);
+    trace_reader r = or_throw(trace_reader::open(path));
     (void)r.summary();
     (void)r.tree();
     auto s = r.events();
     event e;
     while (s.next(e)) (void)describe(r, e);
+    or_throw(s.status());
     return "";
   } catch (const trace_error& e) {
     return e.what();
@@ -73,7 +74,7 @@ TEST_CASE("a footer at an offset that is not 8-aligned is read from an aligned c
   bytes.insert(bytes.begin() + static_cast<ptrdiff_t>(at), skip.begin(), skip.end());
   REQUIRE((at + skip.size()) % 8 == 3);
   spit(dir / "odd.trace", bytes);
-  trace_reader r(dir / "odd.trace");
+  trace_reader r = or_throw(trace_reader::open(dir / "odd.trace"));
   CHECK(r.has_footer());
   CHECK(r.summary().events == s.events.size());
 }
@@ -82,7 +83,7 @@ TEST_CASE("a path name that is not UTF-8 is described with hex escapes") {
   // describe() quoted names through JSON, which throws on bytes that are not UTF-8.
   test::temp_dir dir;
   {
-    trace_writer w(dir / "t.trace", test::sample_header());
+    trace_writer w = or_throw(trace_writer::create(dir / "t.trace", test::sample_header()));
     const thread_id t = w.add_thread({7, 7, 1, w.intern_string("sh"), 1});
     event e;
     e.kind = op::openat;
@@ -93,9 +94,9 @@ TEST_CASE("a path name that is not UTF-8 is described with hex escapes") {
     e.file = w.intern_file({1, 2, 3, S_IFREG});
     e.flags = O_RDONLY;
     w.append(e);
-    w.finish();
+    or_throw(w.finish());
   }
-  trace_reader r(dir / "t.trace");
+  trace_reader r = or_throw(trace_reader::open(dir / "t.trace"));
   auto s = r.events();
   event e;
   REQUIRE(s.next(e));
@@ -120,7 +121,7 @@ TEST_CASE("the summary of a trace without footer decodes a huge group a batch at
     int code = 3;
     try {
       if (::setrlimit(RLIMIT_AS, &rl) == 0) {
-        trace_reader r(dir / "t.trace");
+        trace_reader r = or_throw(trace_reader::open(dir / "t.trace"));
         code = r.summary().events == n ? 0 : 1;
       }
     } catch (const std::bad_alloc&) {
@@ -181,13 +182,16 @@ TEST_CASE("a frame claiming more than zstd could make of it is refused before me
   const std::vector<uint8_t> frame = {0x28, 0xb5, 0x2f, 0xfd, 0xa0, 0x00, 0x00, 0x00,
                                       0x40, 0x43, 0x1f, 0x00, 0x00};
   std::vector<uint8_t> out;
-  std::string error;
-  CHECK_FALSE(container::decompress_frame(frame, out, error));
-  CHECK(error == "block claims 1073741824 bytes, more than a block may hold (268435456)");
+  const auto claimed = container::decompress_frame(frame, out);
+  REQUIRE_FALSE(claimed);
+  CHECK(claimed.error().message ==
+        "block claims 1073741824 bytes, more than a block may hold (268435456)");
   std::vector<uint8_t> modest = frame;  // 1 MiB: within the cap, not within 13 bytes' reach
   modest[7] = 0x10, modest[8] = 0x00;
-  CHECK_FALSE(container::decompress_frame(modest, out, error));
-  CHECK(error == "block claims 1048576 bytes, more than a frame of 13 bytes can hold");
+  const auto beyond = container::decompress_frame(modest, out);
+  REQUIRE_FALSE(beyond);
+  CHECK(beyond.error().message ==
+        "block claims 1048576 bytes, more than a frame of 13 bytes can hold");
   CHECK(out.capacity() < (1u << 20));
 }
 

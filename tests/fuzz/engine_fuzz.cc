@@ -225,7 +225,7 @@ bool write_trace(FuzzedDataProvider& in, const sandbox& b) {
   h.kind = trace_kind::recording;
   writer_options wo;
   wo.overwrite = true;
-  trace_writer w(b.trace, h, wo);
+  trace_writer w = or_throw(trace_writer::create(b.trace, h, wo));
   std::vector<path_id> ids;
   for (const auto& n : names) ids.push_back(w.intern_path(n));
   std::vector<file_id> files;
@@ -315,12 +315,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {  // a --map destination inside the target
       fs::create_directory(b.target + "/mapped");
-      o.maps = {parse_map("/a=" + b.target + "/mapped")};
+      o.maps = {or_throw(parse_map("/a=" + b.target + "/mapped"))};
       o.force = true;
     }
     write_trace(in, b);
-    trace_reader r(b.trace);
-    (void)run_replay(r, o);
+    trace_reader r = or_throw(trace_reader::open(b.trace));
+    (void)or_throw(run_replay(r, o));
   } catch (const trace_error& e) {
     if (std::getenv("ENGINE_FUZZ_VERBOSE")) std::fprintf(stderr, "trace_error: %s\n", e.what());
   }

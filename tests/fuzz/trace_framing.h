@@ -75,7 +75,7 @@ inline std::vector<uint8_t> frame_trace(std::span<const uint8_t> input) {
   file = container::skippable_frame(container::header_magic, records[0]);
   std::vector<container::frame_ref> frames;
   for (size_t i = 1; i < records.size() - (has_footer ? 1 : 0); ++i) {
-    const auto f = container::compress_frame(records[i], zstd_level);
+    const auto f = container::compress_frame(records[i], zstd_level).value();
     frames.push_back({container::frame_ref::block, file.size(), f.size()});
     file.insert(file.end(), f.begin(), f.end());
   }
@@ -94,20 +94,18 @@ inline std::vector<uint8_t> frame_trace(std::span<const uint8_t> input) {
 inline std::vector<uint8_t> unframe_trace(std::span<const uint8_t> file) {
   const auto scan = container::scan(file);
   std::vector<uint8_t> out{0};
-  std::string why;
   for (const auto& f : scan.frames) {
     const auto bytes = file.subspan(f.offset, f.size);
-    std::span<const uint8_t> payload;
     std::vector<uint8_t> block;
-    if (f.kind == container::frame_ref::header && container::open_skippable(bytes, false, payload, why)) {
-      put_record(out, payload);
-    } else if (f.kind == container::frame_ref::block &&
-               container::decompress_frame(bytes, block, why)) {
-      put_record(out, block);
-    } else if (f.kind == container::frame_ref::footer &&
-               container::open_skippable(bytes, true, payload, why)) {
-      put_record(out, payload);
-      out[0] |= flag_footer;
+    if (f.kind == container::frame_ref::header) {
+      if (const auto payload = container::open_skippable(bytes, false)) put_record(out, *payload);
+    } else if (f.kind == container::frame_ref::block) {
+      if (container::decompress_frame(bytes, block)) put_record(out, block);
+    } else if (f.kind == container::frame_ref::footer) {
+      if (const auto payload = container::open_skippable(bytes, true)) {
+        put_record(out, *payload);
+        out[0] |= flag_footer;
+      }
     }
   }
   return out;

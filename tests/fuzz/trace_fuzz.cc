@@ -32,7 +32,7 @@ void dump(const nlohmann::json& j) {
 }
 
 void read_all(const std::string& path) {
-  trace_reader r(path);
+  trace_reader r = or_throw(trace_reader::open(path));
   (void)r.header();
   (void)r.damage();
   (void)info_text(r);
@@ -48,11 +48,12 @@ void read_all(const std::string& path) {
     (void)describe(r, e);
     dump(to_json(r, e));
   }
+  or_throw(s.status());
 }
 
 void end_state(const std::string& path) {
-  trace_reader r(path);
-  (void)expected_end_state(r);
+  trace_reader r = or_throw(trace_reader::open(path));
+  (void)or_throw(expected_end_state(r));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "helpers.h"
+#include "trace_error.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -62,10 +63,11 @@ recorder::record_result record(recorder::record_options o) {
   return recorder::record(o);
 }
 
-trace::trace(const std::string& path) : reader(path) {
+trace::trace(const std::string& path) : reader(or_throw(trace_reader::open(path))) {
   auto s = reader.events();
   event e;
   while (s.next(e)) events.push_back(e);
+  or_throw(s.status());
 }
 
 std::vector<const event*> trace::all(op o) const {

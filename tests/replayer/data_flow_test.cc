@@ -12,6 +12,7 @@
 #include "prepare.h"
 #include "temp_dir.h"
 #include "trace_builder.h"
+#include "trace_error.h"
 #include "trace_reader.h"
 
 using namespace fsrr;
@@ -28,13 +29,14 @@ struct flow_run {
   fd_map fds;
   data_flow flow;
   explicit flow_run(const std::string& trace)
-      : reader(trace), fds(threads(reader)), flow(reader) {
+      : reader(or_throw(trace_reader::open(trace))), fds(threads(reader)), flow(reader) {
     fd_effect fx;
     auto events = reader.events();
     for (event e; events.next(e);) {
       fds.apply(e, fx);
       flow.apply(e, fx, fds);
     }
+    or_throw(events.status());
   }
   static std::vector<thread_info> threads(trace_reader& r) {
     std::vector<thread_info> v(r.thread_count() + 1);

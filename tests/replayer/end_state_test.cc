@@ -9,6 +9,7 @@
 #include "end_state.h"
 #include "replay_fixture.h"
 #include "trace_builder.h"
+#include "trace_error.h"
 #include "workloads.h"
 
 using namespace fsrr;
@@ -17,9 +18,9 @@ using namespace fsrr::test;
 namespace {
 
 std::vector<difference> check(replay_fixture& f) {
-  trace_reader r(f.trace);
-  target_root t(f.target);
-  return compare(expected_end_state(r), t, {});
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  target_root t = or_throw(target_root::open(f.target));
+  return compare(or_throw(expected_end_state(r)), t, {});
 }
 
 }  // namespace
@@ -27,8 +28,8 @@ std::vector<difference> check(replay_fixture& f) {
 TEST_CASE("a copy's end state has every destination file with its final size and mode") {
   replay_fixture f;
   record_cp(f.trace, 10);
-  trace_reader r(f.trace);
-  const expected_state s = expected_end_state(r);
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  const expected_state s = or_throw(expected_end_state(r));
   for (int i = 0; i < 10; ++i) {
     const expected_entry& e = s.at(fmt::format("/dst/f{}", i));
     CHECK_FALSE(e.absent);
@@ -46,8 +47,8 @@ TEST_CASE("a copy's end state has every destination file with its final size and
 TEST_CASE("renames are applied: the temporary names are expected absent") {
   replay_fixture f;
   record_rsync(f.trace, 4);
-  trace_reader r(f.trace);
-  const expected_state s = expected_end_state(r);
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  const expected_state s = or_throw(expected_end_state(r));
   CHECK(s.at("/dst/.f2.XXXXXX").absent);
   CHECK(s.at("/dst/f2").size == file_size(2));
   CHECK(s.at("/dst/f2").mode == (S_IFREG | 0644));
@@ -119,8 +120,8 @@ TEST_CASE("a workload's symlinks, hard links, truncates and removals shape the e
   }
   const replay_stats st = f.replay();
   CHECK(st.mismatches == 0);
-  trace_reader r(f.trace);
-  const expected_state s = expected_end_state(r);
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  const expected_state s = or_throw(expected_end_state(r));
   CHECK(s.at("/d/b").size == 250);
   CHECK(s.at("/d/a").size == 250);
   CHECK(s.at("/d/a").link_group == s.at("/d/b").link_group);
@@ -144,8 +145,8 @@ TEST_CASE("a rename from one name of an inode to another leaves both names") {
     mv.path2 = b.path("/b");
     b.finish();
   }
-  trace_reader r(f.trace);
-  const expected_state s = expected_end_state(r);
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  const expected_state s = or_throw(expected_end_state(r));
   REQUIRE(s.count("/a") == 1);
   CHECK_FALSE(s.at("/a").absent);
   CHECK(s.at("/a").size == 10);
@@ -166,8 +167,8 @@ TEST_CASE("an access ACL set with recorded permission bits is expected as the fi
     sx.mode = acl_mode_present | 0751;
     b.finish();
   }
-  trace_reader r(f.trace);
-  const expected_state s = expected_end_state(r);
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  const expected_state s = or_throw(expected_end_state(r));
   CHECK(s.at("/f").check_mode);
   CHECK(s.at("/f").mode == (S_IFREG | 0751));
 }
@@ -186,8 +187,8 @@ TEST_CASE("a file created by an open changes its directory's mtime, which is the
     o.file = b.file(7);
     b.finish();
   }
-  trace_reader r(f.trace);
-  const expected_state s = expected_end_state(r);
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  const expected_state s = or_throw(expected_end_state(r));
   CHECK_FALSE(s.at("/d/new").absent);
   CHECK_FALSE(s.at("/d").check_mtime);
   CHECK(s.at("/e").check_mtime);
@@ -228,8 +229,8 @@ TEST_CASE("the *xattrat calls shape the expected xattrs, an AT_EMPTY_PATH one on
     b.next(t, op::close).fd = 3;
     b.finish();
   }
-  trace_reader r(f.trace);
-  const expected_state s = expected_end_state(r);
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  const expected_state s = or_throw(expected_end_state(r));
   CHECK(s.at("/f").absent);
   CHECK(s.at("/g").check_xattrs);
   CHECK(s.at("/g").xattrs ==
@@ -268,7 +269,7 @@ TEST_CASE("a large state is checked by several threads with the same differences
   ::chmod((top + file_at(39999)).c_str(), 0600);
   expected[file_at(3)].link_group = 1;
   expected[file_at(39990)].link_group = 1;
-  target_root target(top);
+  target_root target = or_throw(target_root::open(top));
   const auto one = compare(expected, target, {.threads = 1});
   const auto three = compare(expected, target, {.threads = 3});
   REQUIRE(one.size() == 4);

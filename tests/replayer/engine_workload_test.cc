@@ -12,6 +12,7 @@
 #include "replay.h"
 #include "replay_fixture.h"
 #include "trace_builder.h"
+#include "trace_error.h"
 #include "workloads.h"
 
 using namespace fsrr;
@@ -192,11 +193,11 @@ TEST_CASE("recorded copies replay on ext4 xfs and btrfs with only reflink result
 TEST_CASE("run_replay prepares the tree then replays the events and reports them") {
   replay_fixture f;
   record_cp(f.trace, 10);
-  trace_reader r(f.trace);
+  trace_reader r = or_throw(trace_reader::open(f.trace));
   replay_options o;
   o.target = f.target;
   o.timing = "afap";
-  const replay_outcome out = run_replay(r, o);
+  const replay_outcome out = or_throw(run_replay(r, o));
   CHECK(out.status == 0);
   CHECK(out.report.prepare.files == 10);
   const auto j = nlohmann::json::parse(report_json(out.report));

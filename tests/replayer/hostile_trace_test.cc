@@ -11,10 +11,11 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include "loop_fs.h"
 #include "replay.h"
 #include "temp_dir.h"
 #include "trace_builder.h"
-#include "loop_fs.h"
+#include "trace_error.h"
 #include "trace_reader.h"
 #include "trace_writer.h"
 
@@ -52,10 +53,10 @@ std::string list_outside(const sandbox& s) {
 }
 
 replay_outcome replay(const sandbox& s) {
-  trace_reader r(s.trace);
+  trace_reader r = or_throw(trace_reader::open(s.trace));
   replay_options o;
   o.target = s.target;
-  return run_replay(r, o);
+  return or_throw(run_replay(r, o));
 }
 
 }  // namespace
@@ -63,12 +64,12 @@ replay_outcome replay(const sandbox& s) {
 TEST_CASE("'..' components in a trace are refused, not followed") {
   sandbox s;
   {
-    trace_writer w(s.trace, {});
+    trace_writer w = or_throw(trace_writer::create(s.trace, {}));
     w.add_tree_entry(entry(w, "/../escaped-dir", S_IFDIR | 0755));
     w.add_tree_entry(entry(w, "/a/../../escaped-file", S_IFREG | 0644, 10));
     w.add_tree_entry(entry(w, "/ok/./file", S_IFREG | 0644, 10));
     w.add_tree_entry(entry(w, "/fine", S_IFREG | 0644, 3));
-    w.finish();
+    or_throw(w.finish());
   }
   const std::string before = list_outside(s);
   const auto out = replay(s);
@@ -84,7 +85,7 @@ TEST_CASE("'..' components in a trace are refused, not followed") {
 TEST_CASE("a symlink in the tree cannot redirect a later entry outside") {
   sandbox s;
   {
-    trace_writer w(s.trace, {});
+    trace_writer w = or_throw(trace_writer::create(s.trace, {}));
     auto abs = entry(w, "/x/abs", S_IFLNK | 0777);
     abs.target = w.intern_string(s.outside.path());
     auto rel = entry(w, "/x/rel", S_IFLNK | 0777);
@@ -100,7 +101,7 @@ TEST_CASE("a symlink in the tree cannot redirect a later entry outside") {
     w.add_tree_entry(entry(w, "/x/rel/evil-rel", S_IFREG | 0644, 5));
     w.add_tree_entry(entry(w, "/x/abs/newdir/evil", S_IFREG | 0644, 5));
     w.add_tree_entry(entry(w, "/x/inner/ok", S_IFREG | 0644, 5));  // stays inside: allowed
-    w.finish();
+    or_throw(w.finish());
   }
   const std::string before = list_outside(s);
   const auto out = replay(s);
@@ -116,18 +117,18 @@ TEST_CASE("a --map destination confines like the target") {
   const std::string mapped = s.outside / "mapped";
   ::mkdir(mapped.c_str(), 0755);
   {
-    trace_writer w(s.trace, {});
+    trace_writer w = or_throw(trace_writer::create(s.trace, {}));
     w.add_tree_entry(entry(w, "/data/f", S_IFREG | 0644, 4));
     w.add_tree_entry(entry(w, "/data/../../g", S_IFREG | 0644, 4));
     w.add_tree_entry(entry(w, "/other/h", S_IFREG | 0644, 4));
-    w.finish();
+    or_throw(w.finish());
   }
-  trace_reader r(s.trace);
+  trace_reader r = or_throw(trace_reader::open(s.trace));
   replay_options o;
   o.target = s.target;
-  o.maps = {parse_map("/data=" + mapped)};
+  o.maps = {or_throw(parse_map("/data=" + mapped))};
   const std::string before = list_outside(s);
-  const auto out = run_replay(r, o);
+  const auto out = or_throw(run_replay(r, o));
   CHECK(out.report.prepare.errors == 1);
   struct stat st;
   CHECK(::stat((mapped + "/f").c_str(), &st) == 0);
@@ -137,12 +138,12 @@ TEST_CASE("a --map destination confines like the target") {
 }
 
 TEST_CASE("map rules are checked") {
-  CHECK(parse_map("/a=/b").from == "/a");
-  CHECK(parse_map("/a/=/b").from == "/a");
-  CHECK_THROWS_WITH(parse_map("a=/b"), Catch::Contains("FROM must be an absolute path"));
-  CHECK_THROWS_WITH(parse_map("/a/../b=/c"), Catch::Contains("without '.' or '..'"));
-  CHECK_THROWS_WITH(parse_map("/a"), Catch::Contains("expected FROM=TO"));
-  CHECK_THROWS_WITH(parse_map("/a="), Catch::Contains("expected FROM=TO"));
+  CHECK(or_throw(parse_map("/a=/b")).from == "/a");
+  CHECK(or_throw(parse_map("/a/=/b")).from == "/a");
+  CHECK_THROWS_WITH(or_throw(parse_map("a=/b")), Catch::Contains("FROM must be an absolute path"));
+  CHECK_THROWS_WITH(or_throw(parse_map("/a/../b=/c")), Catch::Contains("without '.' or '..'"));
+  CHECK_THROWS_WITH(or_throw(parse_map("/a")), Catch::Contains("expected FROM=TO"));
+  CHECK_THROWS_WITH(or_throw(parse_map("/a=")), Catch::Contains("expected FROM=TO"));
 }
 
 TEST_CASE("a map made in code, not parsed, is held to the same rule") {
@@ -150,7 +151,7 @@ TEST_CASE("a map made in code, not parsed, is held to the same rule") {
   sandbox s;
   for (const char* from : {"/data/../etc", "/data/./x", "data", "//x"}) {
     INFO(from);
-    CHECK_THROWS_WITH(target_root(s.target, {map_rule{from, s.target}}),
+    CHECK_THROWS_WITH(or_throw(target_root::open(s.target, {map_rule{from, s.target}})),
                       Catch::Contains("not an absolute path of plain names"));
   }
   CHECK(plain_path("/"));

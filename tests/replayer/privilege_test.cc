@@ -90,22 +90,22 @@ struct replayed {
   explicit replayed(const privilege_options& p) {
     write_trace(trace);
     REQUIRE(::mkdir(target.c_str(), 0755) == 0);
-    trace_reader r(trace);
+    trace_reader r = or_throw(trace_reader::open(trace));
     replay_options o;
     o.target = target;
     o.timing = "afap";
     o.privilege = p;
-    out = run_replay(r, o);
+    out = or_throw(run_replay(r, o));
   }
   // verify's differences, with or without the privileged parts
   std::vector<std::string> differences(bool keep_privileged, bool owners = false) {
-    trace_reader r(trace);
-    target_root root(target);
+    trace_reader r = or_throw(trace_reader::open(trace));
+    target_root root = or_throw(target_root::open(target));
     verify_options vo;
     vo.keep_privileged = keep_privileged;
     vo.owners = owners;
     std::vector<std::string> out;
-    for (const auto& d : compare(expected_end_state(r), root, vo))
+    for (const auto& d : compare(or_throw(expected_end_state(r)), root, vo))
       out.push_back(d.path + ": " + d.what);
     return out;
   }
@@ -188,12 +188,12 @@ TEST_CASE("prepare refuses a tree the target has no room for, before writing any
     std::string at;
     ~unmount() { test::run("umount " + at); }
   } guard{small};
-  trace_reader r(trace);
+  trace_reader r = or_throw(trace_reader::open(trace));
   replay_options o;
   o.target = small;
   o.timing = "afap";
   try {
-    run_replay(r, o);
+    or_throw(run_replay(r, o));
     FAIL("a 3 MiB tree was prepared on a 2 MiB file system");
   } catch (const trace_error& e) {
     CHECK(std::string(e.what()) ==
@@ -211,11 +211,11 @@ TEST_CASE("prepare refuses a tree the target has no room for, before writing any
     for (int i = 0; i < 1001; ++i) b.tree_dir(fmt::format("/d{}", i));
     b.finish();
   }
-  trace_reader m(many);
+  trace_reader m = or_throw(trace_reader::open(many));
   replay_options mo;
   mo.target = small;
   try {
-    run_replay(m, mo);
+    or_throw(run_replay(m, mo));
     FAIL("1001 directories were prepared where 999 inodes were free");
   } catch (const trace_error& e) {
     CHECK(std::string(e.what()) ==
@@ -231,8 +231,8 @@ TEST_CASE("prepare refuses a tree the target has no room for, before writing any
     b.tree_file("/data/f", 1 << 20);
     b.finish();
   }
-  trace_reader f(fits);
-  const replay_outcome out = run_replay(f, mo);
+  trace_reader f = or_throw(trace_reader::open(fits));
+  const replay_outcome out = or_throw(run_replay(f, mo));
   CHECK(out.report.prepare.errors == 0);
   CHECK(out.report.prepare.bytes == 1 << 20);
 }

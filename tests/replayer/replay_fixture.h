@@ -11,6 +11,7 @@
 #include "prepare.h"
 #include "target.h"
 #include "temp_dir.h"
+#include "trace_error.h"
 #include "trace_reader.h"
 
 namespace fsrr::test {
@@ -32,11 +33,11 @@ struct replay_fixture {
   }
 
   replay_stats replay(const engine_options& o = afap(), data_spec data = {}) {
-    trace_reader r(trace);
-    target_root t(target);
+    trace_reader r = or_throw(trace_reader::open(trace));
+    target_root t = or_throw(target_root::open(target));
     data_source d(data);
     prepare_options p;
-    prepare_tree(r, t, d, p);
+    or_throw(prepare_tree(r, t, d, p));
     return replay_events(r, t, d, o);
   }
 

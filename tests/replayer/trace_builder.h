@@ -7,13 +7,15 @@
 
 #include <string>
 
+#include "trace_error.h"
 #include "trace_writer.h"
 
 namespace fsrr::test {
 
 class trace_builder {
  public:
-  explicit trace_builder(const std::string& path) : w_(path, header(), options()) {}
+  explicit trace_builder(const std::string& path)
+      : w_(or_throw(trace_writer::create(path, header(), options()))) {}
 
   // A recorded thread: `fd_table` identifies its fd table (threads sharing one share fds).
   thread_id thread(int32_t tid, int32_t pid, uint32_t fd_table) {
@@ -50,7 +52,7 @@ class trace_builder {
 
   void finish() {
     append_staged();
-    w_.finish();
+    or_throw(w_.finish());
   }
   uint64_t now() const { return now_; }
   trace_writer& writer() { return w_; }

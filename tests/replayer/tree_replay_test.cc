@@ -7,10 +7,11 @@
 #include <catch2/catch.hpp>
 
 #include "loop_fs.h"
-#include "replay_fixture.h"
 #include "replay.h"
+#include "replay_fixture.h"
 #include "temp_dir.h"
 #include "trace_builder.h"
+#include "trace_error.h"
 #include "trace_reader.h"
 #include "trace_writer.h"
 #include "tree_fixture.h"
@@ -35,26 +36,26 @@ struct source {
   source() {
     counts = test::build_tree_fixture(dir.path());
     trace = dir / "tree.trace";
-    trace_writer w(trace, snapshot_header());
+    trace_writer w = or_throw(trace_writer::create(trace, snapshot_header()));
     snapshot_tree(w, dir / "data");
-    w.finish();
+    or_throw(w.finish());
   }
 };
 
 replay_outcome replay_into(const std::string& trace, const std::string& target,
                            const std::string& data = "random") {
-  trace_reader r(trace);
+  trace_reader r = or_throw(trace_reader::open(trace));
   replay_options o;
   o.target = target;
-  o.data = data_spec::parse(data, 0, 7);
-  return run_replay(r, o);
+  o.data = or_throw(data_spec::parse(data, 0, 7));
+  return or_throw(run_replay(r, o));
 }
 
 }  // namespace
 
 TEST_CASE("a snapshot records every entry kind with its facts") {
   source s;
-  trace_reader r(s.trace);
+  trace_reader r = or_throw(trace_reader::open(s.trace));
   const auto& t = r.summary().tree;
   CHECK(t.files == s.counts.files + s.counts.hardlinks);
   CHECK(t.dirs == s.counts.dirs);
@@ -95,8 +96,8 @@ TEST_CASE("a snapshot replays and verifies on tmpfs") {
   CHECK(out.report.prepare.other == s.counts.fifos);
   // Sparse files are written only where they hold data.
   CHECK(out.report.prepare.bytes == s.counts.bytes - (64u << 20) + 4096);
-  trace_reader r(s.trace);
-  target_root root(target.path());
+  trace_reader r = or_throw(trace_reader::open(s.trace));
+  target_root root = or_throw(target_root::open(target.path()));
   const auto diffs = compare(expected_from_tree(r), root, {true, true});
   for (const auto& d : diffs) UNSCOPED_INFO(d.path << ": " << d.what);
   CHECK(diffs.empty());
@@ -111,11 +112,11 @@ TEST_CASE("the same seed replays the same bytes, another seed others") {
   replay_into(s.trace, a.path());
   replay_into(s.trace, b.path());
   {
-    trace_reader r(s.trace);
+    trace_reader r = or_throw(trace_reader::open(s.trace));
     replay_options o;
     o.target = c.path();
-    o.data = data_spec::parse("random", 0, 8);
-    run_replay(r, o);
+    o.data = or_throw(data_spec::parse("random", 0, 8));
+    or_throw(run_replay(r, o));
   }
   const std::string big = s.dir.path() + "/data/a/b/c/big";
   CHECK(test::run("cmp -s " + a.path() + big + " " + b.path() + big) == 0);
@@ -141,8 +142,8 @@ TEST_CASE("verify lists what differs") {
   REQUIRE(::unlink((d + "/rel-link").c_str()) == 0);
   REQUIRE(::symlink("elsewhere", (d + "/rel-link").c_str()) == 0);
   REQUIRE(::unlink((d + "/zero").c_str()) == 0);
-  trace_reader r(s.trace);
-  target_root root(target.path());
+  trace_reader r = or_throw(trace_reader::open(s.trace));
+  target_root root = or_throw(target_root::open(target.path()));
   const auto diffs = compare(expected_from_tree(r), root, {false, false});
   std::map<std::string, std::string> by_path;
   for (const auto& x : diffs) by_path[x.path.substr(s.dir.path().size())] += x.what;
@@ -162,8 +163,8 @@ TEST_CASE("a snapshot replays and verifies on ext4, xfs and btrfs images") {
       const auto out = replay_into(s.trace, mnt.path());  // lost+found does not count
       CHECK(out.report.prepare.errors == 0);
       CHECK(out.report.prepare.files == s.counts.files);
-      trace_reader r(s.trace);
-      target_root root(mnt.path());
+      trace_reader r = or_throw(trace_reader::open(s.trace));
+      target_root root = or_throw(target_root::open(mnt.path()));
       const auto diffs = compare(expected_from_tree(r), root, {true, true});
       for (const auto& d : diffs) UNSCOPED_INFO(fs << " " << d.path << ": " << d.what);
       CHECK(diffs.empty());
@@ -183,12 +184,12 @@ TEST_CASE("prepare leaves alone what is in place already, and builds the rest") 
     b.tree_file("/srcx/c", 300);
     b.finish();
   }
-  trace_reader r(f.trace);
-  target_root t(f.target);
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  target_root t = or_throw(target_root::open(f.target));
   data_source d({});
   prepare_options p;
   p.in_place = {"/src"};
-  const prepare_result res = prepare_tree(r, t, d, p);
+  const prepare_result res = or_throw(prepare_tree(r, t, d, p));
   CHECK(res.errors == 0);
   CHECK(res.files == 1);
   CHECK(res.dirs == 1);

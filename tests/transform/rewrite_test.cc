@@ -12,6 +12,7 @@
 #include "rewrite.h"
 #include "temp_dir.h"
 #include "trace_builder.h"
+#include "trace_error.h"
 #include "trace_reader.h"
 
 using namespace fsrr;
@@ -51,6 +52,7 @@ std::vector<std::string> lines(trace_reader& r) {
   for (const auto& e : r.tree()) v.push_back(r.path_string(e.path));
   auto events = r.events();
   for (event e; events.next(e);) v.push_back(describe(r, e));
+  or_throw(events.status());
   return v;
 }
 
@@ -59,16 +61,17 @@ std::vector<std::string> lines(trace_reader& r) {
 TEST_CASE("a trace rewritten without hooks reads as the original") {
   test::temp_dir tmp;
   write_sample(tmp / "in.trace");
-  trace_reader in(tmp / "in.trace");
+  trace_reader in = or_throw(trace_reader::open(tmp / "in.trace"));
   {
-    trace_rewriter w(in, tmp / "out.trace", in.header(), false);
+    auto w = or_throw(trace_rewriter::create(in, tmp / "out.trace", in.header(), false));
     for (const auto& e : in.tree()) w.add_tree_entry(e);
     auto events = in.events();
     for (event e; events.next(e);) w.append(e);
+    or_throw(events.status());
     w.copy_counters();
-    w.finish();
+    or_throw(w.finish());
   }
-  trace_reader out(tmp / "out.trace");
+  trace_reader out = or_throw(trace_reader::open(tmp / "out.trace"));
   CHECK(lines(out) == lines(in));
   CHECK(out.summary().nonfile == in.summary().nonfile);
   CHECK(out.summary().lost_events == 3);
@@ -79,20 +82,21 @@ TEST_CASE("a trace rewritten without hooks reads as the original") {
 TEST_CASE("the hooks rename path components and strings by their role") {
   test::temp_dir tmp;
   write_sample(tmp / "in.trace");
-  trace_reader in(tmp / "in.trace");
+  trace_reader in = or_throw(trace_reader::open(tmp / "in.trace"));
   rewrite_hooks h;
   h.name = [](path_id, path_id, std::string_view n) { return std::string(n) + "_"; };
   h.text = [](string_role role, std::string_view s, path_id) {
     return role == string_role::xattr_name ? std::string("user.renamed") : std::string(s);
   };
   {
-    trace_rewriter w(in, tmp / "out.trace", in.header(), false, h);
+    auto w = or_throw(trace_rewriter::create(in, tmp / "out.trace", in.header(), false, h));
     for (const auto& e : in.tree()) w.add_tree_entry(e);
     auto events = in.events();
     for (event e; events.next(e);) w.append(e);
-    w.finish();
+    or_throw(events.status());
+    or_throw(w.finish());
   }
-  trace_reader out(tmp / "out.trace");
+  trace_reader out = or_throw(trace_reader::open(tmp / "out.trace"));
   const auto l = lines(out);
   CHECK(l[0] == "/src_");
   CHECK(l[1] == "/src_/a_");
