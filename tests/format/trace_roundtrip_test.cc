@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "describe.h"
+#include "loop_fs.h"
 #include "sample_trace.h"
 #include "temp_dir.h"
 #include "trace_error.h"
@@ -274,5 +275,50 @@ TEST_CASE("events of one thread keep program order when timestamps tie") {
     CHECK(got[i].fd == static_cast<int>(i));
     CHECK(got[10 + i].thread == 2);
     CHECK(got[10 + i].fd == static_cast<int>(i));
+  }
+}
+
+TEST_CASE(
+    "a writer out of space stops at the refused write, says why, and leaves a readable prefix") {
+  if (!test::require_root("mounting a small tmpfs needs root")) return;
+  test::loop_fs fs("tmpfs", 1);  // 1 MiB
+  const std::string path = fs.path() + "/t.trace";
+  writer_options o;
+  o.chunk_events = 1024;  // a block every 1024 events
+  header_info h;
+  h.writer = "test";
+  trace_writer w = or_throw(trace_writer::create(path, h, o));
+  const thread_id t = w.add_thread({1, 1, 0, w.intern_string("w"), 1});
+  uint64_t x = 88172645463325252ull, appended = 0;  // xorshift: offsets zstd cannot shrink
+  std::vector<event> first;
+  for (uint64_t i = 0; i < 2'000'000 && w.status(); ++i, ++appended) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    event e;
+    e.thread = t;
+    e.kind = op::pwrite64;
+    e.ts = 1000 + i * 1000;
+    e.fd = 3;
+    e.offset = static_cast<int64_t>(x >> 1);
+    e.size = x & 0xffff;
+    e.result = static_cast<int64_t>(e.size);
+    w.append(e);
+    if (first.size() < 100) first.push_back(e);
+  }
+  REQUIRE_FALSE(w.status());
+  CHECK(w.status().error().message == path + ": write: No space left on device");
+  const auto finished = w.finish();
+  REQUIRE_FALSE(finished);
+  CHECK(finished.error().message == path + ": write: No space left on device");
+  // What was written before the refusal reads back: whole blocks, then a torn tail.
+  trace_reader r = or_throw(trace_reader::open(path));
+  CHECK_FALSE(r.has_footer());
+  CHECK_FALSE(r.damage().empty());
+  const auto events = read_all(r);
+  CHECK(events.size() > 10'000);  // 1 MiB holds tens of thousands of these
+  CHECK(events.size() < appended);
+  CHECK(events.size() % 1024 == 0);  // whole blocks only
+  for (size_t k = 0; k < first.size(); ++k) {
+    CHECK(events[k].offset == first[k].offset);
+    CHECK(events[k].size == first[k].size);
   }
 }
