@@ -153,7 +153,11 @@ result<trace_writer> trace_writer::create(const std::string& path, const header_
   if (options.overwrite) ::fchmod(m->fd, 0600);
   m->new_path(no_id, "");  // root_path
   m->write_header(header);
-  if (!m->status) return tl::unexpected(m->status.error());
+  if (!m->status) {
+    ::close(m->fd);
+    ::unlink(path.c_str());  // made here, holding not even a header
+    return tl::unexpected(m->status.error());
+  }
   return trace_writer(std::move(m));
 }
 
