@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
       ++count;
       checksum += e.ts ^ e.offset;
     }
+    or_throw(s.status());
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
     if (count != n) {
       fmt::print(stderr, "read {} events, wrote {}\n", count, n);

@@ -23,7 +23,7 @@ struct status_error : trace_error {
   int status;
 };
 
-[[noreturn]] inline void raise(const error& e) {
+[[noreturn]] inline void throw_error(const error& e) {
   if (e.status) throw status_error(e.status, e.message);
   throw trace_error(e.message);
 }
@@ -31,11 +31,11 @@ struct status_error : trace_error {
 // A result's value, or its error thrown as above.
 template <class T>
 T or_throw(result<T> r) {
-  if (!r) raise(r.error());
+  if (!r) throw_error(r.error());
   return std::move(*r);
 }
 inline void or_throw(const result<void>& r) {
-  if (!r) raise(r.error());
+  if (!r) throw_error(r.error());
 }
 
 }  // namespace fsrr

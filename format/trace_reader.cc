@@ -75,7 +75,6 @@ result<trace_reader> trace_reader::open(const std::string& path) {
 trace_reader::trace_reader(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 trace_reader::~trace_reader() = default;
 trace_reader::trace_reader(trace_reader&&) noexcept = default;
-trace_reader& trace_reader::operator=(trace_reader&&) noexcept = default;
 
 // The impl owns the file: a rejected trace unmaps and closes it as its impl goes.
 trace_reader::impl::~impl() {
@@ -344,8 +343,8 @@ result<void> trace_reader::impl::apply_counters(size_t i, const fb::Counters& c)
   return {};
 }
 
-// Blocks are applied in file order, each once: by load_tables, or by the event stream as
-// it decodes them (so a plain read of the events decompresses every block only once).
+// Blocks are applied in file order, each once, by load_tables when the trace is opened (the
+// event stream then decompresses each block a second time, for its events).
 result<void> trace_reader::impl::apply_block(size_t i, const fb::Block& b) {
   if (i != defs_through) return {};
   if (b.defs()) FSRR_TRY(apply_defs(i, *b.defs()));

@@ -28,7 +28,7 @@ class trace_reader {
   static result<trace_reader> open(const std::string& path);
   ~trace_reader();
   trace_reader(trace_reader&&) noexcept;
-  trace_reader& operator=(trace_reader&&) noexcept;
+  trace_reader& operator=(trace_reader&&) = delete;  // an event_stream may point into it
 
   const header_info& header() const;
   bool has_footer() const;

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <new>
 #include <set>
 #include <unordered_map>
 
@@ -155,7 +156,7 @@ result<trace_writer> trace_writer::create(const std::string& path, const header_
   m->write_header(header);
   if (!m->status) {
     ::close(m->fd);
-    ::unlink(path.c_str());  // made here, holding not even a header
+    ::unlink(path.c_str());  // holding not even a header (with overwrite: already truncated)
     return tl::unexpected(m->status.error());
   }
   return trace_writer(std::move(m));
@@ -167,7 +168,10 @@ trace_writer::trace_writer(trace_writer&&) noexcept = default;
 // A destructor cannot report: the blocks written so far stay readable.
 trace_writer::~trace_writer() {
   if (!impl_ || impl_->fd < 0) return;
-  if (!impl_->finished) flush();
+  try {
+    if (!impl_->finished) flush();
+  } catch (const std::bad_alloc&) {  // building the last block: what was written stays
+  }
   ::close(impl_->fd);
 }
 
