@@ -92,13 +92,9 @@ command add_compare(CLI::App& app) {
   return {sub, [o] {
             lab::compare_options& c = o->c;
             c.trace = o->file;
-            try {
-              for (const auto& f : o->fs) c.fs.push_back(lab::parse_fs_spec(f));
-              c.source_fs = lab::parse_fs_spec(o->source);
-              c.data = or_throw(data_spec::parse(o->data, o->dedupe, o->seed));
-            } catch (const std::invalid_argument& e) {
-              throw trace_error(e.what());
-            }
+            for (const auto& f : o->fs) c.fs.push_back(or_throw(lab::parse_fs_spec(f)));
+            c.source_fs = or_throw(lab::parse_fs_spec(o->source));
+            c.data = or_throw(data_spec::parse(o->data, o->dedupe, o->seed));
             struct stat st;
             if (::stat(o->out.c_str(), &st) != 0) {  // made, as mkdir -p would
               std::error_code ec;
@@ -112,10 +108,10 @@ command add_compare(CLI::App& app) {
                 throw trace_error(
                     fmt::format("{}{} exists (use --force to overwrite it)", o->out, name));
             // read before the long part: a missing chart library fails now, not after it
-            const std::string chart_js = lab::chart_js_source();
+            const std::string chart_js = or_throw(lab::chart_js_source());
             c.cancel = &stop_on_signals();
             c.say = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
-            const lab::compare_outcome r = lab::run_compare(c);
+            const lab::compare_outcome r = or_throw(lab::run_compare(c));
             write_file(o->out + "/compare.json", r.result.dump(2) + "\n");
             write_file(o->out + "/compare.html", lab::compare_html(r.result, chart_js));
             fmt::print("{}", lab::compare_table(r.result));

@@ -37,13 +37,7 @@ command add_minimize(CLI::App& app) {
   sub->add_flag("--quiet", o->quiet, "No progress line per try");
   sub->add_option("predicate", o->m.predicate, "PREDICATE [ARGS...], after --")->required();
   return {sub, [o] {
-            if (!o->fs.empty()) {
-              try {
-                o->m.fs = lab::parse_fs_spec(o->fs);
-              } catch (const std::invalid_argument& e) {
-                throw trace_error(e.what());
-              }
-            }
+            if (!o->fs.empty()) o->m.fs = or_throw(lab::parse_fs_spec(o->fs));
             refuse_same_file(o->m.trace, o->m.out);
             o->m.cancel = &stop_on_signals();
             const bool tty = ::isatty(2);
@@ -54,7 +48,7 @@ command add_minimize(CLI::App& app) {
                 else
                   fmt::print(stderr, "{}\n", line);
               };
-            const auto r = lab::minimize(o->m);
+            const auto r = or_throw(lab::minimize(o->m));
             if (!o->quiet && tty) fmt::print(stderr, "\n");
             fmt::print("minimize: {} events → {} ({:.2f}%), initial tree {} → {} entries, {} tries "
                        "in {:.1f} s{} → {}\n",

@@ -23,7 +23,6 @@
 #include "made_fs.h"
 #include "placement.h"
 #include "replay.h"
-#include "trace_error.h"
 #include "verify.h"
 
 namespace fsrr::lab {
@@ -75,20 +74,22 @@ std::string duration(uint64_t ns) {
   return s >= 60 ? fmt::format("{}m{:02}s", s / 60, s % 60) : fmt::format("{}s", s);
 }
 
-void make_dirs(const std::string& p) {
+result<void> make_dirs(const std::string& p) {
   std::error_code ec;
   std::filesystem::create_directories(p, ec);
-  if (ec) throw trace_error(fmt::format("mkdir -p {}: {}", p, ec.message()));
+  if (ec) return failure("mkdir -p {}: {}", p, ec.message());
+  return {};
 }
 
-// Throws unless `path` resolves to a directory beneath `top` (plain names from the placement,
-// and directories compare made: a check that nothing else led it elsewhere).
-void inside(const std::string& top, const std::string& path) {
+// An error unless `path` resolves to a directory beneath `top` (plain names from the
+// placement, and directories compare made: a check that nothing else led it elsewhere).
+result<void> inside(const std::string& top, const std::string& path) {
   std::error_code e1, e2;
   const auto t = std::filesystem::canonical(top, e1), p = std::filesystem::canonical(path, e2);
   const auto rel = p.lexically_relative(t);
   if (e1 || e2 || rel.empty() || *rel.begin() == "..")
-    throw trace_error(fmt::format("{} is not beneath {}: refusing to replay there", path, top));
+    return failure("{} is not beneath {}: refusing to replay there", path, top);
+  return {};
 }
 
 void drop_caches() {
@@ -121,41 +122,59 @@ auto timed(uint64_t& into, F&& f) {
 
 class comparison {
  public:
-  explicit comparison(const compare_options& o)
-      : o_(o), trace_(or_throw(trace_reader::open(o.trace))), data_(o.data) {
-    if (o.data.kind == data_kind::compressible) ratios_ = data_.measure();
-    const auto& sum = trace_.summary();
-    if (!o.all_on_test) where_ = decide_placement(trace_);
+  // The trace read, its placement decided and its end state worked out: what every run needs.
+  static result<std::unique_ptr<comparison>> open(const compare_options& o) {
+    result<trace_reader> trace = trace_reader::open(o.trace);
+    if (!trace) return failure(trace.error());
+    std::unique_ptr<comparison> c(new comparison(o, std::move(*trace)));
+    if (o.data.kind == data_kind::compressible) c->ratios_ = c->data_.measure();
+    const auto& sum = c->trace_.summary();
+    if (!o.all_on_test) {
+      result<placement> where = decide_placement(c->trace_);
+      if (!where) return failure(where.error());
+      c->where_ = std::move(*where);
+    }
     // images hold the tree and what the workload writes, twice over, per copy
     const uint64_t data = sum.tree.bytes + sum.bytes_written;
-    test_bytes_ = (2 * data + (256ull << 20)) * std::max(1u, o.repeat);
-    source_bytes_ = (2 * sum.tree.bytes + (64ull << 20)) * std::max(1u, o.repeat);
-    expected_ = sum.events > 0 ? or_throw(expected_end_state(trace_)) : expected_from_tree(trace_);
-    logical_ = logical_on_test();
+    c->test_bytes_ = (2 * data + (256ull << 20)) * std::max(1u, o.repeat);
+    c->source_bytes_ = (2 * sum.tree.bytes + (64ull << 20)) * std::max(1u, o.repeat);
+    if (sum.events > 0) {
+      result<expected_state> end = expected_end_state(c->trace_);
+      if (!end) return failure(end.error());
+      c->expected_ = std::move(*end);
+    } else {
+      c->expected_ = expected_from_tree(c->trace_);
+    }
+    c->logical_ = c->logical_on_test();
+    return c;
   }
 
-  run_result run(const fs_spec& spec, const std::string& images) {
+  result<run_result> run(const fs_spec& spec, const std::string& images) {
     run_result r;
     compare_cost& cost = r.cost;
-    made_fs test(spec, images, test_bytes_);
+    result<std::unique_ptr<made_fs>> made = made_fs::make(spec, images, test_bytes_);
+    if (!made) return failure(made.error());
+    made_fs& test = **made;
     cost.make_ns += test.make_ns();
     r.device = test.device();
     r.mkfs = test.mkfs();
     r.mount = test.mount_options();
     r.tool = test.tool();
-    made_fs* source = source_fs(images, cost);
+    result<made_fs*> made_source = source_fs(images, cost);
+    if (!made_source) return failure(made_source.error());
+    made_fs* source = *made_source;
     const bool reuse = source_ready_;  // the source as an earlier run prepared and verified it
     const uint64_t before = test.used_bytes();
     for (unsigned copy = 1; copy <= std::max(1u, o_.repeat); ++copy) {
-      check_cancel();
+      FSRR_TRY(check_cancel());
       const std::string sub = o_.repeat > 1 ? fmt::format("/copy{:02}", copy) : "";
       replay_options ro;
       ro.target = test.path() + sub;
-      make_dirs(ro.target);
+      FSRR_TRY(make_dirs(ro.target));
       for (const std::string& from : where_.on_source) {
         const std::string to = source->path() + sub + from;
-        make_dirs(to);
-        inside(source->path(), to);
+        FSRR_TRY(make_dirs(to));
+        FSRR_TRY(inside(source->path(), to));
         ro.maps.push_back({from, to});
       }
       if (reuse) ro.in_place = where_.on_source;
@@ -169,8 +188,10 @@ class comparison {
       ro.privilege.owners = ::geteuid() == 0;
       ro.cancel = o_.cancel;
       if (o_.drop_caches) ro.between = [&] { timed(cost.drop_ns, drop_caches); };
-      const replay_outcome out = or_throw(run_replay(trace_, ro));
-      check_cancel();
+      const result<replay_outcome> replayed = run_replay(trace_, ro);
+      if (!replayed) return failure(replayed.error());
+      const replay_outcome& out = *replayed;
+      FSRR_TRY(check_cancel());
       const replay_stats& s = out.report.replay;
       cost.prepare_ns += out.report.prepare.wall_ns;
       cost.replay_ns += s.wall_ns;
@@ -182,10 +203,12 @@ class comparison {
       r.mismatches += s.mismatches;
       r.differences += s.differences;
       if (out.status != 0) r.verified = false;  // prepare errors, an early stop
-      timed(cost.verify_ns, [&] {
-        const target_root placed = or_throw(target_root::open(ro.target, ro.maps));
-        if (!compare(expected_, placed, {::geteuid() == 0, true}).empty()) r.verified = false;
-      });
+      FSRR_TRY(timed(cost.verify_ns, [&]() -> result<void> {
+        const result<target_root> placed = target_root::open(ro.target, ro.maps);
+        if (!placed) return failure(placed.error());
+        if (!compare(expected_, *placed, {::geteuid() == 0, true}).empty()) r.verified = false;
+        return {};
+      }));
       const uint64_t used = test.used_bytes() - std::min(before, test.used_bytes());
       r.copies.push_back({{"copy", copy}, {"wall_ns", s.wall_ns}, {"space_used_bytes", used}});
       r.space = used;
@@ -203,10 +226,12 @@ class comparison {
   // The source file system is fixed, as the disk a hand-made comparison copies from: made and
   // prepared by the first run, only read by the replays (placement), verified by each run, and
   // made again only after a run that did not verify.
-  made_fs* source_fs(const std::string& images, compare_cost& cost) {
+  result<made_fs*> source_fs(const std::string& images, compare_cost& cost) {
     if (where_.on_source.empty()) return nullptr;
     if (!source_) {
-      source_ = std::make_unique<made_fs>(o_.source_fs, images, source_bytes_);
+      result<std::unique_ptr<made_fs>> made = made_fs::make(o_.source_fs, images, source_bytes_);
+      if (!made) return failure(made.error());
+      source_ = std::move(*made);
       cost.make_ns += source_->make_ns();
       source_ready_ = false;
     }
@@ -239,33 +264,38 @@ class comparison {
 
   // Refuses, before anything is made, a compare whose images cannot fit where they would go:
   // one run's images at a time (sparse: what the replay writes, and metadata).
-  void check_room(const std::string& images) {
+  result<void> check_room(const std::string& images) {
     bool on_disk = false;
     for (const fs_spec& f : o_.fs)
       on_disk = on_disk || (!f.existing() && f.layers.back().kind != "tmpfs");
-    if (!on_disk) return;
+    if (!on_disk) return {};
     const auto& sum = trace_.summary();
     const uint64_t need =
         (sum.tree.bytes + sum.bytes_written) * std::max(1u, o_.repeat) + (256ull << 20);
     struct statvfs st;
-    if (::statvfs(images.c_str(), &st) != 0) return;
+    if (::statvfs(images.c_str(), &st) != 0) return {};
     const uint64_t free = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
     if (free < need)
-      throw trace_error(
-          fmt::format("{} has {:.1f} GiB free; the images of this compare need about "
-                      "{:.1f} GiB (--images DIR puts them elsewhere)",
-                      images, free / 1073741824.0, need / 1073741824.0));
+      return failure(
+          "{} has {:.1f} GiB free; the images of this compare need about {:.1f} GiB (--images "
+          "DIR puts them elsewhere)",
+          images, free / 1073741824.0, need / 1073741824.0);
+    return {};
   }
 
   const placement& where() const { return where_; }
   trace_reader& trace() { return trace_; }
 
-  void check_cancel() const {
+  result<void> check_cancel() const {
     if (o_.cancel && o_.cancel->load())
-      throw trace_error("compare interrupted; nothing is left mounted");
+      return failure("compare interrupted; nothing is left mounted");
+    return {};
   }
 
  private:
+  comparison(const compare_options& o, trace_reader trace)
+      : o_(o), trace_(std::move(trace)), data_(o.data) {}
+
   const compare_options& o_;
   trace_reader trace_;
   placement where_;
@@ -330,28 +360,28 @@ nlohmann::json row_of(const fs_spec& spec, const std::vector<run_result>& runs) 
 }
 
 // Each row's change against an earlier compare; true if one got slower beyond its spread.
-bool against_baseline(nlohmann::json& result, const std::string& path) {
+result<bool> against_baseline(nlohmann::json& current, const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw trace_error(fmt::format("--baseline {}: {}", path, std::strerror(errno)));
-  nlohmann::json old;
-  try {
-    old = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    throw trace_error(fmt::format("--baseline {}: not a compare.json ({})", path, e.what()));
-  }
+  if (!in) return failure("--baseline {}: {}", path, std::strerror(errno));
   bool slower = false;
-  for (auto& row : result["fs"]) {
-    for (const auto& was : old.value("fs", nlohmann::json::array())) {
-      if (was.value("name", "") != row["name"]) continue;
-      const double old_median = was["mib_per_s"].value("median", 0.0);
-      const double old_min = was["mib_per_s"].value("min", 0.0);
-      const double now = row["mib_per_s"]["median"];
-      const bool worse = now < old_min;  // below all the earlier runs
-      row["baseline"] = {{"mib_per_s", old_median},
-                         {"mib_per_s_change", old_median ? now / old_median - 1 : 0.0},
-                         {"slower", worse}};
-      slower = slower || worse;
+  try {  // any file may be named: each key looked up with value(), a wrong type is an error
+    const nlohmann::json old = nlohmann::json::parse(in);
+    for (auto& row : current["fs"]) {
+      for (const auto& was : old.value("fs", nlohmann::json::array())) {
+        if (was.value("name", "") != row["name"]) continue;
+        const nlohmann::json was_mib = was.value("mib_per_s", nlohmann::json::object());
+        const double old_median = was_mib.value("median", 0.0);
+        const double old_min = was_mib.value("min", 0.0);
+        const double now = row["mib_per_s"]["median"];
+        const bool worse = now < old_min;  // below all the earlier runs
+        row["baseline"] = {{"mib_per_s", old_median},
+                           {"mib_per_s_change", old_median ? now / old_median - 1 : 0.0},
+                           {"slower", worse}};
+        slower = slower || worse;
+      }
     }
+  } catch (const nlohmann::json::exception& e) {
+    return failure("--baseline {}: not a compare.json ({})", path, e.what());
   }
   return slower;
 }
@@ -369,15 +399,15 @@ compare_cost& compare_cost::operator+=(const compare_cost& o) {
   return *this;
 }
 
-compare_outcome run_compare(const compare_options& o) {
-  if (::geteuid() != 0) throw trace_error("compare makes and mounts file systems: run it as root");
-  if (o.fs.empty()) throw trace_error("compare: give at least one --fs");
+result<compare_outcome> run_compare(const compare_options& o) {
+  if (::geteuid() != 0) return failure("compare makes and mounts file systems: run it as root");
+  if (o.fs.empty()) return failure("compare: give at least one --fs");
   const uint64_t start = monotonic_ns();
   std::string images = o.images;
   bool own_images = false;
   if (images.empty()) {
     char tmpl[] = "/var/tmp/fsrr-compare.XXXXXX";
-    if (!::mkdtemp(tmpl)) throw trace_error(fmt::format("mkdtemp: {}", std::strerror(errno)));
+    if (!::mkdtemp(tmpl)) return failure("mkdtemp: {}", std::strerror(errno));
     images = tmpl;
     own_images = true;
   }
@@ -389,22 +419,26 @@ compare_outcome run_compare(const compare_options& o) {
     }
   } scratch{images, own_images};
 
-  comparison c(o);
-  c.check_room(images);
+  result<std::unique_ptr<comparison>> opened = comparison::open(o);
+  if (!opened) return failure(opened.error());
+  comparison& c = **opened;
+  FSRR_TRY(c.check_room(images));
   compare_outcome out;
   std::map<size_t, std::vector<run_result>> by_fs;
   const size_t total = o.fs.size() * std::max(1u, o.runs);
   size_t done = 0;
   for (unsigned round = 0; round < std::max(1u, o.runs); ++round) {
     for (size_t i = 0; i < o.fs.size(); ++i) {
-      c.check_cancel();
+      FSRR_TRY(c.check_cancel());
       const uint64_t elapsed = monotonic_ns() - start;
       const std::string eta =
           done ? fmt::format(", eta {}", duration(elapsed / done * (total - done))) : "";
       if (o.say)
         o.say(fmt::format("[{}/{}] {} (round {} of {}){}", done + 1, total, o.fs[i].name, round + 1,
                           std::max(1u, o.runs), eta));
-      run_result r = c.run(o.fs[i], images);
+      result<run_result> ran = c.run(o.fs[i], images);
+      if (!ran) return failure(ran.error());
+      run_result& r = *ran;
       if (o.say)
         o.say(
             fmt::format("  {:.1f} MiB/s, {:.0f} files/s, replay {:.3f} s, sync {:.3f} s, {} "
@@ -440,8 +474,11 @@ compare_outcome run_compare(const compare_options& o) {
                   {"source_fs", c.where().on_source.empty() ? "" : o.source_fs.name}}},
                 {"system", system_info()},
                 {"fs", rows}};
-  if (!o.baseline.empty() && against_baseline(out.result, o.baseline) && out.status == 0)
-    out.status = 3;
+  if (!o.baseline.empty()) {
+    const result<bool> slower = against_baseline(out.result, o.baseline);
+    if (!slower) return failure(slower.error());
+    if (*slower && out.status == 0) out.status = 3;
+  }
   out.wall_ns = monotonic_ns() - start;
   const compare_cost& k = out.cost;
   out.result["wall_ns"] = out.wall_ns;

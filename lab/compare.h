@@ -14,6 +14,7 @@
 
 #include "data_source.h"
 #include "fs_spec.h"
+#include "result.h"
 
 namespace fsrr::lab {
 
@@ -57,9 +58,9 @@ struct compare_outcome {
   compare_cost cost;      // of which the runs' steps; the rest is compare's own
 };
 
-// Throws trace_error (one line) on unusable input, or when interrupted (nothing is left
-// mounted then either).
-compare_outcome run_compare(const compare_options& options);
+// An error (one line) on unusable input, a run that could not be made or replayed, or when
+// interrupted; nothing is left mounted then either.
+result<compare_outcome> run_compare(const compare_options& options);
 
 // The terminal table of a result.
 std::string compare_table(const nlohmann::json& result);

@@ -12,7 +12,6 @@
 #include <optional>
 #include <regex>
 #include <sstream>
-#include <stdexcept>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -514,14 +513,12 @@ constexpr std::string_view page_script = R"(
 
 }  // namespace
 
-std::string chart_js_source(const std::string& path) {
+result<std::string> chart_js_source(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream source;
   source << in.rdbuf();
-  if (!in || source.str().empty()) {
-    throw std::runtime_error(
-        fmt::format("cannot read Chart.js from {}: install Debian's libjs-chart.js package", path));
-  }
+  if (!in || source.str().empty())
+    return failure("cannot read Chart.js from {}: install Debian's libjs-chart.js package", path);
   return source.str();
 }
 

@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "result.h"
+
 namespace fsrr::lab {
 
-// The Chart.js source (Debian's libjs-chart.js), read at generation time; throws
-// std::runtime_error naming the package if the file is missing or empty.
-std::string chart_js_source(
+// The Chart.js source (Debian's libjs-chart.js), read at generation time; an error naming the
+// package if the file is missing or empty.
+result<std::string> chart_js_source(
     const std::string& path = "/usr/share/javascript/chart.js/chart.min.js");
 
 // A self-contained, offline HTML page for a compare result: `chart_js` is inlined and nothing is

@@ -1,7 +1,6 @@
 #include "fs_spec.h"
 
 #include <cctype>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -27,26 +26,23 @@ bool plain_name(std::string_view s) {
   return true;
 }
 
-fs_layer parse_layer(std::string_view text, std::string_view whole) {
+result<fs_layer> parse_layer(std::string_view text, std::string_view whole) {
   const auto parts = split(text, ':');
   fs_layer l;
   l.kind = std::string(parts[0]);
   if (!plain_name(l.kind))
-    throw std::invalid_argument(
-        fmt::format("--fs {}: '{}' is not a file system kind", whole, parts[0]));
+    return failure("--fs {}: '{}' is not a file system kind", whole, parts[0]);
   for (size_t i = 1; i < parts.size(); ++i) {
     const size_t eq = parts[i].find('=');
     if (eq == std::string_view::npos)
-      throw std::invalid_argument(
-          fmt::format("--fs {}: option '{}' is not KEY=VALUE", whole, parts[i]));
+      return failure("--fs {}: option '{}' is not KEY=VALUE", whole, parts[i]);
     const std::string_view key = parts[i].substr(0, eq), value = parts[i].substr(eq + 1);
     const auto add_mount = [&](std::string_view o) {
       if (!l.mount_opts.empty()) l.mount_opts += ',';
       l.mount_opts += o;
     };
     if (key == "compress") {
-      if (l.kind != "btrfs")
-        throw std::invalid_argument(fmt::format("--fs {}: compress= is for btrfs", whole));
+      if (l.kind != "btrfs") return failure("--fs {}: compress= is for btrfs", whole);
       add_mount(fmt::format("compress={}", value));
     } else if (key == "mkfs") {
       l.mkfs_opts = std::string(value);
@@ -54,10 +50,9 @@ fs_layer parse_layer(std::string_view text, std::string_view whole) {
       add_mount(value);
     } else if (key == "size") {
       if (!(l.size = parse_bytes(value)))
-        throw std::invalid_argument(fmt::format("--fs {}: size={} is not a size", whole, value));
+        return failure("--fs {}: size={} is not a size", whole, value);
     } else {
-      throw std::invalid_argument(
-          fmt::format("--fs {}: unknown option '{}' (compress, mkfs, mount, size)", whole, key));
+      return failure("--fs {}: unknown option '{}' (compress, mkfs, mount, size)", whole, key);
     }
   }
   return l;
@@ -81,10 +76,10 @@ uint64_t parse_bytes(std::string_view s) {
   return 0;
 }
 
-fs_spec parse_fs_spec(std::string_view text) {
+result<fs_spec> parse_fs_spec(std::string_view text) {
   fs_spec spec;
   spec.name = std::string(text);
-  if (text.empty()) throw std::invalid_argument("--fs: empty file system");
+  if (text.empty()) return failure("--fs: empty file system");
   // NAME=DIR: a plain name, then an absolute directory
   if (const size_t eq = text.find('='); eq != std::string_view::npos &&
                                         plain_name(text.substr(0, eq)) && eq + 1 < text.size() &&
@@ -92,13 +87,15 @@ fs_spec parse_fs_spec(std::string_view text) {
     spec.dir = std::string(text.substr(eq + 1));
     return spec;
   }
-  for (std::string_view layer : split(text, '@')) spec.layers.push_back(parse_layer(layer, text));
+  for (std::string_view layer : split(text, '@')) {
+    result<fs_layer> l = parse_layer(layer, text);
+    if (!l) return failure(l.error());
+    spec.layers.push_back(std::move(*l));
+  }
   for (size_t i = 0; i + 1 < spec.layers.size(); ++i)
     if (spec.layers[i].kind == "tmpfs")
-      throw std::invalid_argument(
-          fmt::format("--fs {}: tmpfs has no image to put on another file system", text));
-  if (spec.layers.size() > 3)
-    throw std::invalid_argument(fmt::format("--fs {}: at most three layers", text));
+      return failure("--fs {}: tmpfs has no image to put on another file system", text);
+  if (spec.layers.size() > 3) return failure("--fs {}: at most three layers", text);
   return spec;
 }
 

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "result.h"
+
 namespace fsrr::lab {
 
 struct fs_layer {
@@ -26,8 +28,8 @@ struct fs_spec {
   bool existing() const { return !dir.empty(); }
 };
 
-// Throws std::invalid_argument with one line naming what is wrong.
-fs_spec parse_fs_spec(std::string_view text);
+// The spec, or one line naming what is wrong with it.
+result<fs_spec> parse_fs_spec(std::string_view text);
 
 // "64M", "1G", "4096" -> bytes; 0 if malformed.
 uint64_t parse_bytes(std::string_view text);

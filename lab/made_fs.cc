@@ -19,7 +19,6 @@
 #include <fmt/format.h>
 
 #include "command.h"
-#include "trace_error.h"
 
 namespace fsrr::lab {
 namespace {
@@ -64,13 +63,13 @@ std::string cached_version(const std::string& program) {
   return it->second;
 }
 
-void must(const command_result& r, const std::string& what) {
-  if (r.status == 0) return;
+result<void> must(const command_result& r, const std::string& what) {
+  if (r.status == 0) return {};
   std::string out = r.output;
   while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
   const size_t nl = out.rfind('\n');
-  throw trace_error(fmt::format("{} failed ({}): {}", what, r.status,
-                                nl == std::string::npos ? out : out.substr(nl + 1)));
+  return failure("{} failed ({}): {}", what, r.status,
+                 nl == std::string::npos ? out : out.substr(nl + 1));
 }
 
 bool empty_dir(const std::string& dir) {
@@ -101,43 +100,45 @@ uint64_t min_image_bytes(const std::string& kind) {
   return kind == "tmpfs" ? 64ull << 20 : 4ull << 30;
 }
 
-made_fs::made_fs(const fs_spec& spec, const std::string& images, uint64_t size) {
+result<std::unique_ptr<made_fs>> made_fs::make(const fs_spec& spec, const std::string& images,
+                                               uint64_t size) {
   const uint64_t start = monotonic_ns();
+  std::unique_ptr<made_fs> fs(new made_fs);
   if (spec.existing()) {
-    existing_ = spec.dir;
     struct stat st;
     if (::stat(spec.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      throw trace_error(fmt::format("--fs {}: not a directory", spec.name));
+      return failure("--fs {}: not a directory", spec.name);
     if (!empty_dir(spec.dir))
-      throw trace_error(fmt::format("--fs {}: {} is not empty; compare only uses empty directories",
-                                    spec.name, spec.dir));
-    path_ = spec.dir;
-    device_ = fmt::format("existing directory {}", spec.dir);
-    make_ns_ = monotonic_ns() - start;
-    return;
+      return failure("--fs {}: {} is not empty; compare only uses empty directories", spec.name,
+                     spec.dir);
+    fs->existing_ = spec.dir;  // from here on, emptied again when done with
+    fs->path_ = spec.dir;
+    fs->device_ = fmt::format("existing directory {}", spec.dir);
+  } else {
+    FSRR_TRY(fs->make_layers(spec, images, size));  // on an error, fs undoes what it made
   }
-  try {
-    // Outermost first: each inner image needs the room of what it holds.
-    std::string where = images;
-    const auto own = [&](const fs_layer& l) {
-      return l.size ? l.size : std::max<uint64_t>(size, min_image_bytes(l.kind));
-    };
-    for (size_t i = spec.layers.size(); i-- > 0;) {
-      uint64_t bytes = own(spec.layers[i]);
-      if (i > 0 && !spec.layers[i].size) {  // room for the inner layers' images, and metadata
-        uint64_t need = 0;
-        for (size_t k = 0; k < i; ++k) need += own(spec.layers[k]);
-        bytes = std::max<uint64_t>(bytes, need + need / 8 + (64ull << 20));
-      }
-      make_layer(spec.layers[i], where, bytes, i == 0);
-      where = made_.back().mount_point;
+  fs->make_ns_ = monotonic_ns() - start;
+  return fs;
+}
+
+result<void> made_fs::make_layers(const fs_spec& spec, const std::string& images, uint64_t size) {
+  // Outermost first: each inner image needs the room of what it holds.
+  std::string where = images;
+  const auto own = [&](const fs_layer& l) {
+    return l.size ? l.size : std::max<uint64_t>(size, min_image_bytes(l.kind));
+  };
+  for (size_t i = spec.layers.size(); i-- > 0;) {
+    uint64_t bytes = own(spec.layers[i]);
+    if (i > 0 && !spec.layers[i].size) {  // room for the inner layers' images, and metadata
+      uint64_t need = 0;
+      for (size_t k = 0; k < i; ++k) need += own(spec.layers[k]);
+      bytes = std::max<uint64_t>(bytes, need + need / 8 + (64ull << 20));
     }
-    path_ = made_.back().mount_point;
-  } catch (...) {
-    tear_down();
-    throw;
+    FSRR_TRY(make_layer(spec.layers[i], where, bytes, i == 0));
+    where = made_.back().mount_point;
   }
-  make_ns_ = monotonic_ns() - start;
+  path_ = made_.back().mount_point;
+  return {};
 }
 
 made_fs::~made_fs() {
@@ -150,15 +151,15 @@ uint64_t made_fs::unmake() {
   return monotonic_ns() - start;
 }
 
-void made_fs::make_layer(const fs_layer& l, const std::string& where, uint64_t size,
-                         bool measured) {
+result<void> made_fs::make_layer(const fs_layer& l, const std::string& where, uint64_t size,
+                                 bool measured) {
   // Listed before anything is made: tear_down undoes whatever part of it happened.
   static std::atomic<unsigned> made_so_far{0};
   const unsigned n = made_so_far++;
   made_.push_back({fmt::format("{}/{}-{}.mnt", where, l.kind, n), ""});
   layer& made = made_.back();
   if (::mkdir(made.mount_point.c_str(), 0755) != 0)
-    throw trace_error(fmt::format("mkdir {}: {}", made.mount_point, std::strerror(errno)));
+    return failure("mkdir {}: {}", made.mount_point, std::strerror(errno));
   std::vector<std::string> mount_argv;
   std::string device, mkfs_line;
   if (l.kind == "tmpfs") {
@@ -176,23 +177,24 @@ void made_fs::make_layer(const fs_layer& l, const std::string& where, uint64_t s
     if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
       const int err = errno;
       if (fd >= 0) ::close(fd);
-      throw trace_error(fmt::format("image {}: {}", made.image, std::strerror(err)));
+      return failure("image {}: {}", made.image, std::strerror(err));
     }
     ::close(fd);
     const auto argv = mkfs_argv(l, made.image);
-    must(run_command(argv), argv[0]);
+    FSRR_TRY(must(run_command(argv), argv[0]));
     mkfs_line = joined(argv);
     mount_argv = {"mount", "-o", "loop" + (l.mount_opts.empty() ? "" : "," + l.mount_opts),
                   made.image, made.mount_point};
     device = fmt::format("loop image {}, {} MiB", made.image, size >> 20);
   }
-  must(run_command(mount_argv), "mount " + made.mount_point);
-  if (!measured) return;
+  FSRR_TRY(must(run_command(mount_argv), "mount " + made.mount_point));
+  if (!measured) return {};
   device_ = device;
   if (made_.size() > 1) device_ += ", on " + made_.front().mount_point;  // a stack (seed 002)
   mkfs_ = mkfs_line;
   mount_ = l.mount_opts;
   tool_ = l.kind == "tmpfs" ? "" : cached_version("mkfs." + l.kind);
+  return {};
 }
 
 void made_fs::tear_down() noexcept {

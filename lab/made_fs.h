@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "fs_spec.h"
+#include "result.h"
 
 namespace fsrr::lab {
 
@@ -16,8 +18,10 @@ class made_fs {
  public:
   // Makes `spec` below `images` (a directory fsrr made): the outermost layer's image (or
   // tmpfs) there, each inner one's image on the layer around it. `size`: bytes for a layer
-  // that names none, raised to what its kind needs at least.
-  made_fs(const fs_spec& spec, const std::string& images, uint64_t size);
+  // that names none, raised to what its kind needs at least. On an error, what was made of
+  // it is gone again.
+  static result<std::unique_ptr<made_fs>> make(const fs_spec& spec, const std::string& images,
+                                               uint64_t size);
   ~made_fs();  // innermost first: unmount, remove the image, remove the mount point
   made_fs(const made_fs&) = delete;
   made_fs& operator=(const made_fs&) = delete;
@@ -41,7 +45,10 @@ class made_fs {
     std::string mount_point;
     std::string image;  // "" for tmpfs
   };
-  void make_layer(const fs_layer& l, const std::string& where, uint64_t size, bool measured);
+  made_fs() = default;
+  result<void> make_layers(const fs_spec& spec, const std::string& images, uint64_t size);
+  result<void> make_layer(const fs_layer& l, const std::string& where, uint64_t size,
+                          bool measured);
   void tear_down() noexcept;
 
   std::string path_, device_, mkfs_, mount_, tool_;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fs_spec.h"
+#include "result.h"
 
 namespace fsrr::lab {
 
@@ -37,8 +38,8 @@ struct minimize_result {
   uint64_t wall_ns = 0;
 };
 
-// Throws trace_error (one line): a trace the predicate does not hold on, a damaged trace,
-// an output that exists, interrupted.
-minimize_result minimize(const minimize_options& o);
+// An error (one line): a trace the predicate does not hold on, a damaged trace, an output
+// that exists, interrupted.
+result<minimize_result> minimize(const minimize_options& o);
 
 }  // namespace fsrr::lab

@@ -1,7 +1,6 @@
 #include "placement.h"
 
 #include "target.h"
-#include "trace_error.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -36,7 +35,7 @@ bool writes_path(const event& e) {
 
 }  // namespace
 
-placement decide_placement(trace_reader& trace) {
+result<placement> decide_placement(trace_reader& trace) {
   const size_t n = trace.path_count() + 1;
   std::vector<uint8_t> written(n, 0), dirty(n, 0);  // dirty: written, or above something written
   const auto mark = [&](path_id p) {
@@ -55,7 +54,7 @@ placement decide_placement(trace_reader& trace) {
     mark(e.path);
     if (info(e.kind).fields & F_PATH2) mark(e.path2);
   }
-  or_throw(events.status());
+  FSRR_TRY(events.status());
   placement out;
   if (!any) return out;
   for (const tree_entry& t : trace.tree()) {

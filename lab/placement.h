@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "result.h"
 #include "trace_reader.h"
 
 namespace fsrr::lab {
@@ -20,7 +21,7 @@ struct placement {
 };
 
 // A trace that writes nothing keeps everything on the file system under test (reading is
-// then what is measured).
-placement decide_placement(trace_reader& trace);
+// then what is measured). An error if the trace's events are damaged.
+result<placement> decide_placement(trace_reader& trace);
 
 }  // namespace fsrr::lab

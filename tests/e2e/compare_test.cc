@@ -234,6 +234,26 @@ TEST_CASE("compare overwrites an earlier result only with --force", "[compare]")
   CHECK(nlohmann::json::parse(slurp(out / "compare.json"))["fs"][0]["name"] == "tmpfs");
 }
 
+TEST_CASE("compare refuses a baseline of the wrong shape with one line, and writes nothing",
+          "[compare]") {
+  if (!can_record() || !require_root("compare")) return;
+  auto& rec = recorded_rsync::get();
+  temp_dir out("/dev/shm"), images("/dev/shm");
+  // JSON, and a row of the right name, but its throughput a number, not a spread
+  std::ofstream(out / "old.json") << R"({"fs": [{"name": "tmpfs", "mib_per_s": 5}]})";
+  CHECK(run(fmt::format("{} compare {} --fs tmpfs --runs 1 --images {} --baseline {} -o {} "
+                        ">/dev/null 2>{}",
+                        FSRR_BIN, rec.trace, images.path(), out / "old.json", out / "res",
+                        out / "e")) == 1);
+  const std::string e = slurp(out / "e");  // the runs' progress, then the one line
+  CHECK(e.substr(e.rfind('\n', e.size() - 2) + 1) ==
+        "fsrr: --baseline " + out / "old.json" +
+            ": not a compare.json ([json.exception.type_error.306] cannot use value() with "
+            "number)\n");
+  CHECK(files_in(out / "res") == 0);
+  CHECK(left_behind(images.path()) == "");
+}
+
 TEST_CASE("compare refuses images that would not fit where they go, before making any",
           "[compare]") {
   if (!can_record() || !require_root("compare")) return;
