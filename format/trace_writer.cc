@@ -606,6 +606,14 @@ result<void> trace_writer::finish() {
   return m.status;
 }
 
+void trace_writer::abandon() {
+  if (!impl_ || impl_->fd < 0) return;
+  ::close(impl_->fd);
+  impl_->fd = -1;
+  impl_->finished = true;
+  ::unlink(impl_->path.c_str());
+}
+
 const trace_summary& trace_writer::summary() const {
   auto& m = *impl_;
   m.sum.paths = m.paths;

@@ -67,6 +67,9 @@ class trace_writer {
   void flush();                          // write everything buffered as one block
   void flush_if_due(uint64_t now_ts);    // flush if chunk_interval_ns passed since the last
   [[nodiscard]] result<void> finish();   // flush, then the footer and fsync; then closed
+  // Closes the file and removes it, whatever was written: for an output that is worth
+  // nothing unfinished (a transform's), where a recording keeps its readable prefix.
+  void abandon();
   result<void> status() const;
 
   const trace_summary& summary() const;

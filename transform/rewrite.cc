@@ -180,10 +180,15 @@ void trace_rewriter::copy_counters() {
   for (const auto& [mono, real] : in_.clock_pairs()) w_.add_clock_pair(mono, real);
 }
 
-// A name that could not be written: no footer, so the output never reads as complete.
 result<void> trace_rewriter::finish() {
-  FSRR_TRY(status_);
-  return w_.finish();
+  result<void> done = status_ ? w_.finish() : status_;
+  if (!done) w_.abandon();
+  finished_ = true;
+  return done;
+}
+
+trace_rewriter::~trace_rewriter() {
+  if (!finished_) w_.abandon();  // moved from: its writer holds nothing
 }
 
 }  // namespace fsrr::transform

@@ -56,8 +56,12 @@ class trace_rewriter {
   void add_tree_entry_at(tree_entry e, path_id at);
   // Lost events, non-file op counts, incompleteness, pauses, filtered events, clock pairs.
   void copy_counters();
-  // The writer's finish(), or the first failure before it.
+  // The writer's finish(), or the first failure before it. An output that did not finish,
+  // or was never finished (its maker gave up on an error), is removed: a transform leaves a
+  // whole trace or none.
   [[nodiscard]] result<void> finish();
+  ~trace_rewriter();
+  trace_rewriter(trace_rewriter&&) noexcept = default;
   trace_writer& writer() { return w_; }
 
  private:
@@ -73,6 +77,7 @@ class trace_rewriter {
   std::vector<thread_id> threads_;  // by input id
   std::map<std::pair<string_id, string_role>, string_id> strings_;
   result<void> status_;  // the first name that could not be written
+  bool finished_ = false;
 };
 
 // Whether `path` (absolute) is one of `prefixes`, lies beneath one, or lies on the way to one

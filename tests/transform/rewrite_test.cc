@@ -105,3 +105,36 @@ TEST_CASE("the hooks rename path components and strings by their role") {
   // a symlink's target is a link_target string: the hook left it as it was
   CHECK(l[6].find("\"/dst_/link_\", \"a\"") != std::string::npos);
 }
+
+TEST_CASE("a rewriter given up on before finish leaves no output behind") {
+  test::temp_dir tmp;
+  write_sample(tmp / "in.trace");
+  trace_reader in = or_throw(trace_reader::open(tmp / "in.trace"));
+  {
+    auto w = or_throw(trace_rewriter::create(in, tmp / "out.trace", in.header(), false));
+    for (const auto& e : in.tree()) w.add_tree_entry(e);
+    w.writer().flush();  // a block on disk: what a transform that fails midway has written
+    struct stat st;
+    REQUIRE(::stat((tmp / "out.trace").c_str(), &st) == 0);
+    CHECK(st.st_size > 0);
+  }  // the error return of a transform: no finish()
+  struct stat st;
+  CHECK(::stat((tmp / "out.trace").c_str(), &st) != 0);
+  CHECK(errno == ENOENT);
+}
+
+TEST_CASE("a rewriter that cannot finish says why and removes its output") {
+  test::temp_dir tmp;
+  write_sample(tmp / "in.trace");
+  trace_reader in = or_throw(trace_reader::open(tmp / "in.trace"));
+  rewrite_hooks h;  // a name no path may hold
+  h.name = [](path_id, path_id, std::string_view n) { return std::string(n) + "/x"; };
+  auto w = or_throw(trace_rewriter::create(in, tmp / "out.trace", in.header(), false, h));
+  for (const auto& e : in.tree()) w.add_tree_entry(e);
+  const auto finished = w.finish();
+  REQUIRE_FALSE(finished);
+  CHECK(finished.error().message == "path 2: a name no path may hold: 'src/x'");
+  struct stat st;
+  CHECK(::stat((tmp / "out.trace").c_str(), &st) != 0);
+  CHECK(errno == ENOENT);
+}
