@@ -265,8 +265,10 @@ int64_t pointed(std::string_view v) {
   return number(v.substr(v.find('[') + 1));
 }
 
-// "/a/./b/../c" -> "/a/c" (lexically: the kernel followed what links there were).
+// "/a/./b/../c" -> "/a/c" (lexically: the kernel followed what links there were). A path
+// ends at its first NUL, as the kernel reads it (a log's "\0" is no name's part).
 std::string normal(std::string_view p) {
+  p = p.substr(0, p.find('\0'));
   std::vector<std::string_view> parts;
   size_t pos = 0;
   while (pos <= p.size()) {
@@ -1149,9 +1151,7 @@ result<strace_import_result> import_strace(const std::string& log, const std::st
   const std::string scratch = out + ".importing";
   std::vector<std::string> command;
   {
-    writer_options so;
-    so.overwrite = true;
-    auto w = trace_writer::create(scratch, h, so);
+    auto w = trace_writer::create(scratch, h);  // an existing file of that name stays
     if (!w) return tl::unexpected(w.error());
     importer imp(*w, r);
     for (std::string line; std::getline(in, line);) imp.line(line);
