@@ -42,12 +42,14 @@ double chunk_compressor::totals::zstd_ratio() const {
 }
 
 double chunk_compressor::totals::lzo_ratio() const {
+  if (!lzo_measured) return 0.0;
   return lzo == 0 ? 1.0 : static_cast<double>(original) / static_cast<double>(lzo);
 }
 
 chunk_compressor::chunk_compressor(bool with_lzo) : state_(std::make_unique<state>()) {
   if (state_->zstd == nullptr) throw std::bad_alloc();  // what zstd's allocation failing is
   if (with_lzo && init_lzo_once()) state_->lzo_work.resize(LZO1X_1_MEM_COMPRESS);
+  totals_.lzo_measured = !state_->lzo_work.empty();
 }
 
 chunk_compressor::~chunk_compressor() = default;

@@ -17,9 +17,10 @@ class chunk_compressor {
     uint64_t original = 0;
     uint64_t zstd = 0;
     uint64_t lzo = 0;  // stays 0 unless lzo was asked for
+    bool lzo_measured = false;  // asked for, and liblzo2 started
 
     double zstd_ratio() const;
-    double lzo_ratio() const;
+    double lzo_ratio() const;  // 0 when not measured: no ratio, not a ratio of 1
   };
 
   explicit chunk_compressor(bool with_lzo);

@@ -55,7 +55,8 @@ class data_source {
 
   struct ratios {
     double zstd = 1.0;  // original / compressed, each 128 KiB chunk compressed alone (btrfs-like)
-    double lzo = 1.0;   // a chunk that does not shrink counts at its size, as btrfs stores it
+    double lzo = 1.0;   // a chunk that does not shrink counts at its size, as btrfs stores it;
+                        // 0: not measured (liblzo2 would not start)
   };
   // Compresses a deterministic sample of what fill() produces, chunk by chunk, with zstd level 3
   // and lzo1x_1.

@@ -110,6 +110,13 @@ std::string us(uint64_t ns) {
   return fmt::format("{:.0f}", static_cast<double>(ns) / 1e3);
 }
 
+// "data compress:3: ratio zstd 3.01, lzo 2.10"
+std::string data_line(const replay_report& r) {
+  return fmt::format(
+      "data {}: ratio zstd {:.2f}, lzo {}\n", r.data, r.data_ratio_zstd,
+      r.data_ratio_lzo > 0 ? fmt::format("{:.2f}", r.data_ratio_lzo) : std::string("not measured"));
+}
+
 }  // namespace
 
 std::string report_json(const replay_report& r) {
@@ -241,9 +248,7 @@ std::string report_table(const replay_report& r) {
     t += fmt::format("written {:.1f} MiB, {:.1f} MiB/s, {} files, {:.0f} files/s\n",
                      static_cast<double>(s.bytes_written) / 1048576.0,
                      mib_per_s(s.bytes_written, s.wall_ns), s.files, per_s(s.files, s.wall_ns));
-    if (!r.data.empty())
-      t += fmt::format("data {}: ratio zstd {:.2f}, lzo {:.2f}\n", r.data, r.data_ratio_zstd,
-                       r.data_ratio_lzo);
+    if (!r.data.empty()) t += data_line(r);
     return t;
   }
   t += fmt::format("replayed {} events on {} thread{} in {:.3f} s ({}, speed {})\n", s.events,
@@ -253,9 +258,7 @@ std::string report_table(const replay_report& r) {
                    static_cast<double>(s.bytes_written) / 1048576.0,
                    mib_per_s(std::max(s.bytes_read, s.bytes_written), s.wall_ns), s.files,
                    per_s(s.files, s.wall_ns));
-  if (!r.data.empty())
-    t += fmt::format("data {}: ratio zstd {:.2f}, lzo {:.2f}\n", r.data, r.data_ratio_zstd,
-                     r.data_ratio_lzo);
+  if (!r.data.empty()) t += data_line(r);
   t += flow_text(s.flow) + "\n";
   t += fmt::format("\n{:<18}{:>9}{:>8}{:>9}  {:>8}{:>8}{:>9}  {:>8}{:>8}{:>9}\n", "op", "count",
                    "errors", "mismatch", "p50 us", "p99 us", "max us", "rec p50", "rec p99",

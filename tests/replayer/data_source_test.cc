@@ -1,4 +1,5 @@
 #include "data_source.h"
+#include "chunk_compressor.h"
 #include "trace_error.h"
 
 #include <zstd.h>
@@ -167,6 +168,18 @@ TEST_CASE("measure reports the zstd ratio achieved and lzo's next to it") {
   // lzo has no entropy stage, so the 6-bit literals that help zstd do not help it.
   CHECK(achieved.lzo > 1.5);
   CHECK(achieved.lzo < achieved.zstd);
+}
+
+TEST_CASE("a compressor without lzo reports no lzo ratio, not a ratio of 1") {
+  chunk_compressor without(/*with_lzo=*/false), with(/*with_lzo=*/true);
+  const std::vector<uint8_t> zeros(3 * chunk_compressor::chunk_bytes, 0);
+  without.add(zeros);
+  with.add(zeros);
+  CHECK_FALSE(without.sizes().lzo_measured);
+  CHECK(without.sizes().lzo_ratio() == 0.0);
+  CHECK(with.sizes().lzo_measured);
+  CHECK(with.sizes().lzo_ratio() > 50);  // zeros: a few hundred bytes a chunk
+  CHECK(with.sizes().zstd_ratio() == without.sizes().zstd_ratio());
 }
 
 TEST_CASE("random data does not compress: measure reports exactly 1") {
