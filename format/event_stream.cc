@@ -85,8 +85,7 @@ struct trace_reader::event_stream::impl {
       d->index = next_block++;
       const auto loaded = r->load_block(d->index, d->buf);
       if (!loaded) return tl::unexpected(loaded.error());
-      const fb::Block* b = *loaded;
-      FSRR_TRY(r->apply_block(d->index, *b));
+      const fb::Block* b = *loaded;  // its tables were applied when the trace was opened
       if (!b->chunk() || b->chunk()->events() == 0 || !b->chunk()->threads()) {
         spare.push_back(std::move(d));
         continue;
