@@ -262,7 +262,7 @@ class recording {
         throw trace_error(fmt::format("cannot snapshot {}: {}", dir, std::strerror(errno)));
       // fsrr's own root, root 1: snapshot_tree writes below root_path
       dec_.tree().cover(dec_.paths().from_absolute(dec_.own_root_top(), real));
-      snapshot_tree(writer_, real);
+      or_throw(snapshot_tree(writer_, real));
     }
     if (!o_.pids.empty()) bpf_->read_open_files(o_.pids);  // fds open before recording
     drain_->start();
