@@ -245,8 +245,8 @@ class recording {
           for (uint64_t c : bpf_->counter(FSRR_C_PAUSED)) n += c;
           return n;
         });
-    drain_.emplace(bpf_->ring_fd(), bpf_->ring_size(), o_.queue_bytes,
-                   [this](uint64_t pending) { pauses_->after_pass(pending); });
+    drain_ = or_throw(drain::open(bpf_->ring_fd(), bpf_->ring_size(), o_.queue_bytes,
+                                  [this](uint64_t pending) { pauses_->after_pass(pending); }));
     if (cmd_ && !bpf_->trace_thread(cmd_->pid(), true))
       throw trace_error("the command vanished before it ran");
     for (pid_t p : o_.pids) {
@@ -434,7 +434,7 @@ class recording {
   std::optional<held_command> cmd_;
   std::optional<probes> bpf_;
   std::optional<pause_keeper> pauses_;  // before the drain, which calls it, is gone
-  std::optional<drain> drain_;
+  std::unique_ptr<drain> drain_;
   fd_set_owner pidfds_;
   fd_set_owner cgroup_fd_;
   bool cut_short_ = false;
