@@ -230,7 +230,7 @@ class recording {
     if (!kept.paths.empty())
       dec_.keep_only(kept.paths, [this] { bpf_->stop_kernel_path_filter(); });
     if (!o_.cgroup.empty()) cgroup_fd_.fds.push_back(open_cgroup(o_.cgroup));
-    if (!o_.command.empty()) cmd_.emplace(o_.command);
+    if (!o_.command.empty()) cmd_.emplace(or_throw(held_command::start(o_.command)));
     const root_dir& self = roots_.self();
     bpf_.emplace(
         probe_options{o_.all, ring_bytes, !o_.pids.empty(), o_.portable_bpf, !o_.lossy,
@@ -269,7 +269,7 @@ class recording {
     bpf_->attach();
     for (pid_t p : o_.pids)  // threads started between the listing and the attach
       for (pid_t t : threads_of(p)) bpf_->trace_thread(t, false);
-    if (cmd_) cmd_->release();
+    if (cmd_) or_throw(cmd_->release());
     start_ = now_ns(CLOCK_MONOTONIC);
     // --duration counts from the trace's time 0, so that `info` shows at most that duration
     if (o_.duration_ns) cut_at_ = base_ + o_.duration_ns;
