@@ -232,11 +232,11 @@ class recording {
     if (!o_.cgroup.empty()) cgroup_fd_.fds.push_back(open_cgroup(o_.cgroup));
     if (!o_.command.empty()) cmd_.emplace(or_throw(held_command::start(o_.command)));
     const root_dir& self = roots_.self();
-    bpf_.emplace(
+    bpf_.emplace(or_throw(probes::load(
         probe_options{o_.all, ring_bytes, !o_.pids.empty(), o_.portable_bpf, !o_.lossy,
                       self.mount_root ? self.key.mnt_id : 0, self.key.bpf(),
                       cgroup_fd_.fds.empty() ? -1 : cgroup_fd_.fds[0], kept.inodes},
-        [this](std::span<const uint8_t> r) { dec_.on_record(r); });
+        [this](std::span<const uint8_t> r) { dec_.on_record(r); })));
     roots_.on_new([this](const root_key& k) { bpf_->add_root(k.bpf()); });
     pauses_.emplace(
         bpf_->paused_fd(), ring_bytes / 8, [this](pid_t pid) { roots_.grab(pid); },
@@ -247,14 +247,14 @@ class recording {
         });
     drain_ = or_throw(drain::open(bpf_->ring_fd(), bpf_->ring_size(), o_.queue_bytes,
                                   [this](uint64_t pending) { pauses_->after_pass(pending); }));
-    if (cmd_ && !bpf_->trace_thread(cmd_->pid(), true))
+    if (cmd_ && !or_throw(bpf_->trace_thread(cmd_->pid(), true)))
       throw trace_error("the command vanished before it ran");
     for (pid_t p : o_.pids) {
       const int fd = static_cast<int>(::syscall(SYS_pidfd_open, p, 0));
       if (fd < 0) throw trace_error(fmt::format("--pid {}: {}", p, std::strerror(errno)));
       pidfds_.fds.push_back(fd);
       roots_.grab(p);  // held before its first syscall asks for it
-      for (pid_t t : threads_of(p)) bpf_->trace_thread(t, false);
+      for (pid_t t : threads_of(p)) or_throw(bpf_->trace_thread(t, false));
     }
     for (const auto& dir : o_.snapshot_dirs) {
       char real[PATH_MAX];
@@ -264,11 +264,11 @@ class recording {
       dec_.tree().cover(dec_.paths().from_absolute(dec_.own_root_top(), real));
       or_throw(snapshot_tree(writer_, real));
     }
-    if (!o_.pids.empty()) bpf_->read_open_files(o_.pids);  // fds open before recording
+    if (!o_.pids.empty()) or_throw(bpf_->read_open_files(o_.pids));  // fds open before recording
     drain_->start();
-    bpf_->attach();
+    or_throw(bpf_->attach());
     for (pid_t p : o_.pids)  // threads started between the listing and the attach
-      for (pid_t t : threads_of(p)) bpf_->trace_thread(t, false);
+      for (pid_t t : threads_of(p)) or_throw(bpf_->trace_thread(t, false));
     if (cmd_) or_throw(cmd_->release());
     start_ = now_ns(CLOCK_MONOTONIC);
     // --duration counts from the trace's time 0, so that `info` shows at most that duration
