@@ -213,6 +213,7 @@ class recording {
   recording(const record_options& o, const header_info& header)
       : o_(o),
         writer_(or_throw(trace_writer::create(o.output, header, writer_opts(o)))),
+        roots_(or_throw(root_registry::open())),
         dec_(writer_, header.clock_monotonic_ns, roots_),
         base_(header.clock_monotonic_ns) {
     writer_.add_clock_pair(header.clock_monotonic_ns, header.clock_realtime_ns);
