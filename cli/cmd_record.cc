@@ -137,8 +137,7 @@ command add_record(CLI::App& app) {
             // record's own failures are 125, not 1, so that a script tells them from a
             // command that exited 1 (126 and 127: the command could not be run, or found)
             try {
-              const recorder::record_result r = recorder::record(*o, print_summary(*o));
-              return r.exit_status;
+              return or_throw(recorder::record(*o, print_summary(*o))).exit_status;
             } catch (const status_error&) {
               throw;
             } catch (const std::exception& e) {

@@ -32,7 +32,7 @@ command add_snapshot(CLI::App& app) {
                 or_throw(trace_writer::create(o->out, host_header(trace_kind::snapshot, cmd), wo));
             snapshot_stats total;
             for (const auto& d : o->dirs) {
-              const auto s = snapshot_tree(w, d);
+              const auto s = or_throw(snapshot_tree(w, d));
               total.entries += s.entries;
               total.errors += s.errors;
             }

@@ -58,7 +58,7 @@ uint32_t decoder::root_for(const fsrr_root& r, int32_t pid) {
                           w_.intern_string(dir.where)});
   s.top = w_.root_top(s.number);
   s.mounts = dir.mounts;
-  paths_.add_top(s.top, dir.fd);
+  paths_.add_top(s.top, dir.fd.get());
   const auto below = [](const std::string& p, const std::string& dir) {  // p beneath dir
     return p.size() > dir.size() && p.compare(0, dir.size(), dir) == 0 && p[dir.size()] == '/';
   };

@@ -9,44 +9,44 @@
 #include <chrono>
 #include <cstring>
 
-#include <fmt/format.h>
-
-#include "trace_error.h"
-
 namespace fsrr::recorder {
 namespace {
 
 constexpr int wait_ms = 10;  // the ring is looked at this often even if nobody wakes us
 
-int checked(int fd, const char* what) {
-  if (fd < 0) throw trace_error(fmt::format("{}: {}", what, std::strerror(errno)));
-  return fd;
-}
-
 }  // namespace
 
-drain::drain(int ring_fd, uint64_t ring_size, uint64_t budget,
+result<std::unique_ptr<drain>> drain::open(int ring_fd, uint64_t ring_size, uint64_t budget,
+                                           std::function<void(uint64_t)> after_pass) {
+  auto ring = ring_reader::map(ring_fd, ring_size);
+  if (!ring) return tl::unexpected(ring.error());
+  std::unique_ptr<drain> d(new drain(std::move(*ring), ring_fd, budget, std::move(after_pass)));
+  FSRR_TRY(d->open_fds());  // d's destructor closes those it opened
+  return d;
+}
+
+drain::drain(ring_reader ring, int ring_fd, uint64_t budget,
              std::function<void(uint64_t)> after_pass)
-    : ring_(ring_fd, ring_size),
+    : ring_(std::move(ring)),
       slab_bytes_(std::clamp<uint64_t>(budget / 4, 64u << 10, 4u << 20)),
       budget_(std::max<uint64_t>(budget, 2 * slab_bytes_)),
       after_pass_(std::move(after_pass)),
-      ring_fd_(ring_fd) {
-  try {
-    epoll_fd_ = checked(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1");
-    wake_fd_ = checked(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd");
-    ready_fd_ = checked(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd");
-    for (int fd : {ring_fd_, wake_fd_}) {
-      epoll_event ev{};
-      ev.events = EPOLLIN;
-      ev.data.fd = fd;
-      if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) checked(-1, "epoll_ctl");
-    }
-  } catch (...) {
-    for (int fd : {epoll_fd_, wake_fd_, ready_fd_})
-      if (fd >= 0) ::close(fd);
-    throw;
+      ring_fd_(ring_fd) {}
+
+result<void> drain::open_fds() {
+  const auto failed = [](const char* what) {
+    return failure("{}: {}", what, std::strerror(errno));
+  };
+  if ((epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC)) < 0) return failed("epoll_create1");
+  if ((wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) return failed("eventfd");
+  if ((ready_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) return failed("eventfd");
+  for (int fd : {ring_fd_, wake_fd_}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) return failed("epoll_ctl");
   }
+  return {};
 }
 
 drain::~drain() {

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "result.h"
 #include "ring_reader.h"
 
 namespace fsrr::recorder {
@@ -31,9 +32,10 @@ class drain {
  public:
   // `ring_fd`: the ring buffer map, pollable. `budget`: bytes that may wait for the decoder.
   // `after_pass(pending)`: run on the drain thread after each pass with the bytes still in
-  // the ring (the pause keeper resumes the workload there); may be empty.
-  drain(int ring_fd, uint64_t ring_size, uint64_t budget,
-        std::function<void(uint64_t)> after_pass = {});
+  // the ring (the pause keeper resumes the workload there); may be empty. On the heap: the
+  // thread and the decoder share its queue, which does not move.
+  static result<std::unique_ptr<drain>> open(int ring_fd, uint64_t ring_size, uint64_t budget,
+                                             std::function<void(uint64_t)> after_pass = {});
   ~drain();  // stops the thread
   drain(const drain&) = delete;
   drain& operator=(const drain&) = delete;
@@ -56,6 +58,9 @@ class drain {
     size_t used = 0;                    // bytes
     uint64_t records = 0;
   };
+
+  drain(ring_reader ring, int ring_fd, uint64_t budget, std::function<void(uint64_t)> after_pass);
+  result<void> open_fds();
 
   void run();
   size_t pass();  // one ring emptying; returns bytes copied

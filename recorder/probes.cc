@@ -19,6 +19,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -31,7 +32,7 @@
 #include "fsrr_exact_btf.h"
 #include "pseudo_fs.h"
 #include "syscall_table.h"
-#include "trace_error.h"
+#include "unique_fd.h"
 
 namespace fsrr::recorder {
 namespace {
@@ -54,10 +55,26 @@ int print_libbpf(enum libbpf_print_level level, const char* format, va_list args
   return 0;
 }
 
-[[noreturn]] void fail(const std::string& what, int err) {
+// libbpf's messages while it lives: print_libbpf appends them to text().
+class libbpf_log {
+ public:
+  libbpf_log() {
+    load_log = &text_;
+    libbpf_set_print(print_libbpf);
+  }
+  ~libbpf_log() { load_log = nullptr; }
+  libbpf_log(const libbpf_log&) = delete;
+  libbpf_log& operator=(const libbpf_log&) = delete;
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+tl::unexpected<error> failed(const std::string& what, int err) {
   std::string msg = fmt::format("{}: {}", what, std::strerror(err));
   if (err == EPERM || err == EACCES) msg += " (fsrr record needs root: CAP_BPF and CAP_PERFMON)";
-  throw trace_error(msg);
+  return failure(std::move(msg));
 }
 
 // Whether the running kernel's BTF is the one the exact build was compiled against. Kernels
@@ -94,10 +111,13 @@ bool kernel_btf_is_build_btf() {
 // and writes are in it; the programs translate theirs. The depth is counted by climbing to
 // the parent namespaces (NS_GET_PARENT), not from /proc/self/status, whose NSpid starts at
 // the namespace of whoever mounted /proc: a container's own /proc hides the levels above.
-std::pair<uint32_t, uint32_t> own_pid_namespace() {
+result<std::pair<uint32_t, uint32_t>> own_pid_namespace() {
   int fd = ::open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
   struct stat ns {};
-  if (fd < 0 || ::fstat(fd, &ns) != 0) throw trace_error("cannot read /proc/self/ns/pid");
+  if (fd < 0 || ::fstat(fd, &ns) != 0) {
+    if (fd >= 0) ::close(fd);
+    return failure("cannot read /proc/self/ns/pid");
+  }
   uint32_t level = 0;
   for (int up; (up = ::ioctl(fd, NS_GET_PARENT)) >= 0; ++level) {
     ::close(fd);
@@ -106,8 +126,8 @@ std::pair<uint32_t, uint32_t> own_pid_namespace() {
   const int err = errno;  // EPERM at the initial namespace; else a user namespace in between
   ::close(fd);
   if (err != EPERM)
-    throw trace_error(fmt::format("cannot tell fsrr's pid namespace depth: {}", std::strerror(err)));
-  return {level, static_cast<uint32_t>(ns.st_ino)};
+    return failure("cannot tell fsrr's pid namespace depth: {}", std::strerror(err));
+  return std::pair{level, static_cast<uint32_t>(ns.st_ino)};
 }
 
 }  // namespace
@@ -131,10 +151,10 @@ std::string save_load_log(const std::string& log) {
 }
 
 template <class Skel>
-void probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
-                  const bpf_object_open_opts* how, const probe_options& options) {
+result<void> probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
+                          const bpf_object_open_opts* how, const probe_options& options) {
   Skel* skel = open_skeleton(how);
-  if (!skel) fail("cannot open the BPF programs", errno);
+  if (!skel) return failed("cannot open the BPF programs", errno);
   bpf_ = {skel,
           skel->skeleton,
           skel->maps.events,
@@ -153,9 +173,10 @@ void probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
           skel->progs.fsrr_task_files};
   auto& ro = *skel->rodata;
   ro.targ_self_tgid = static_cast<uint32_t>(::getpid());
-  const auto [level, ino] = own_pid_namespace();
-  ro.targ_pidns_level = level;
-  ro.targ_pidns_ino = ino;
+  const auto pidns = own_pid_namespace();
+  if (!pidns) return tl::unexpected(pidns.error());
+  ro.targ_pidns_level = pidns->first;
+  ro.targ_pidns_ino = pidns->second;
   ro.targ_self_mnt_id = options.self_mnt_id;
   ro.targ_self_root_mnt = options.self_root.mnt_id;
   ro.targ_self_root_ino = options.self_root.ino;
@@ -177,61 +198,68 @@ void probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
   const auto& table = syscalls();
   for (size_t nr = 0; nr < table.size(); ++nr)
     if (table[nr]) std::memcpy((void*)&ro.targ_sc[nr], &table[nr]->capture, sizeof(fsrr_sc));
+  return {};
 }
 
-probes::probes(const probe_options& options, record_sink sink) : sink_(std::move(sink)) {
+result<probes> probes::load(const probe_options& options, record_sink sink) {
   if (::access("/sys/kernel/btf/vmlinux", R_OK) != 0)
-    throw trace_error("this kernel has no BTF (/sys/kernel/btf/vmlinux): cannot record");
-  std::string log;
-  load_log = &log;
-  libbpf_set_print(print_libbpf);
+    return failure("this kernel has no BTF (/sys/kernel/btf/vmlinux): cannot record");
+  probes p(std::move(sink));  // its destructor unloads what a failed step leaves loaded
+  FSRR_TRY(p.load_programs(options));
+  FSRR_TRY(p.set_filters(options));
+  p.ring_bytes_ = options.ring_bytes;
+  return p;
+}
 
+// Opens the build that fits this kernel, hands it the knobs and loads it into the kernel.
+result<void> probes::load_programs(const probe_options& options) {
+  libbpf_log log;
   // The exact build's CO-RE target: libbpf takes it by path, and reads it at load.
-  int btf_fd = -1;
+  unique_fd btf;
   exact_ = !options.portable && kernel_btf_is_build_btf();
   if (exact_) {
-    btf_fd = static_cast<int>(::syscall(SYS_memfd_create, "fsrr-btf", MFD_CLOEXEC));
-    exact_ = btf_fd >= 0 && ::write(btf_fd, fsrr_exact_min_btf, sizeof fsrr_exact_min_btf) ==
-                                static_cast<ssize_t>(sizeof fsrr_exact_min_btf);
+    btf.reset(static_cast<int>(::syscall(SYS_memfd_create, "fsrr-btf", MFD_CLOEXEC)));
+    exact_ = btf && ::write(btf.get(), fsrr_exact_min_btf, sizeof fsrr_exact_min_btf) ==
+                        static_cast<ssize_t>(sizeof fsrr_exact_min_btf);
   }
   if (exact_) {
-    const std::string path = fmt::format("/proc/self/fd/{}", btf_fd);
+    const std::string path = fmt::format("/proc/self/fd/{}", btf.get());
     LIBBPF_OPTS(bpf_object_open_opts, how, .btf_custom_path = path.c_str());
-    open(fsrr_exact_bpf__open_opts, &how, options);
+    FSRR_TRY(open(fsrr_exact_bpf__open_opts, &how, options));
   } else {
-    open(fsrr_bpf__open_opts, nullptr, options);
+    FSRR_TRY(open(fsrr_bpf__open_opts, nullptr, options));
   }
   bpf_map__set_max_entries(bpf_.events, static_cast<uint32_t>(options.ring_bytes));
   bpf_program__set_autoattach(bpf_.task_files, false);
   bpf_program__set_autoload(bpf_.task_files, options.read_open_files);
 
   const int err = bpf_object__load_skeleton(bpf_.object);
-  if (btf_fd >= 0) ::close(btf_fd);
-  if (!err) {
-    const uint32_t zero = 0, on = 1;
-    bpf_map_update_elem(bpf_map__fd(bpf_.path_filter), &zero, &on, BPF_ANY);
-  }
-  if (!err && options.cgroup_fd >= 0) {
-    const uint32_t zero = 0;
-    if (bpf_map_update_elem(bpf_map__fd(bpf_.cgroup_of), &zero, &options.cgroup_fd, BPF_ANY) != 0) {
-      const int e = errno;
-      destroy();
-      fail("--cgroup: not a cgroup v2 directory", e);
-    }
-  }
-  if (err) {
-    load_log = nullptr;
-    destroy();
-    if (err == -EPERM || err == -EACCES) fail("cannot load the BPF programs", -err);
-    // libbpf's messages and the verifier's log (thousands of lines) go to a file the one
-    // line names: $FSRR_BPF_LOG, or a new one in $TMPDIR.
-    const std::string saved = save_load_log(log);
-    throw trace_error(fmt::format("cannot load the BPF programs: {}{}", std::strerror(-err),
-                                  saved.empty() ? "" : " (libbpf and the verifier said why: " + saved + ")"));
-  }
-  load_log = nullptr;
-  ring_bytes_ = options.ring_bytes;
+  if (!err) return {};
+  if (err == -EPERM || err == -EACCES) return failed("cannot load the BPF programs", -err);
+  // libbpf's messages and the verifier's log (thousands of lines) go to a file the one
+  // line names: $FSRR_BPF_LOG, or a new one in $TMPDIR.
+  const std::string saved = save_load_log(log.text());
+  return failure("cannot load the BPF programs: {}{}", std::strerror(-err),
+                 saved.empty() ? "" : " (libbpf and the verifier said why: " + saved + ")");
 }
+
+// What the loaded programs filter on: --path (on until a kept directory is replaced) and
+// --cgroup.
+result<void> probes::set_filters(const probe_options& options) {
+  const uint32_t zero = 0, on = 1;
+  bpf_map_update_elem(bpf_map__fd(bpf_.path_filter), &zero, &on, BPF_ANY);
+  if (options.cgroup_fd >= 0 &&
+      bpf_map_update_elem(bpf_map__fd(bpf_.cgroup_of), &zero, &options.cgroup_fd, BPF_ANY) != 0)
+    return failed("--cgroup: not a cgroup v2 directory", errno);
+  return {};
+}
+
+probes::probes(probes&& o) noexcept
+    : bpf_(std::exchange(o.bpf_, {})),
+      exact_(o.exact_),
+      ring_bytes_(o.ring_bytes_),
+      sink_(std::move(o.sink_)),
+      attached_(std::exchange(o.attached_, false)) {}
 
 probes::~probes() {
   detach();
@@ -245,29 +273,31 @@ void probes::destroy() {
   bpf_ = {};
 }
 
-bool probes::trace_thread(pid_t tid, bool spawned) {
-  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, tid, pidfd_thread));
-  if (pidfd < 0) return false;
+result<bool> probes::trace_thread(pid_t tid, bool spawned) {
   // Nothing in flight, not announced yet.
   task_state value{};
   if (spawned) value.flags = TASK_SPAWNED;
   static_assert(sizeof value <= 4096);
-  if (bpf_map__value_size(bpf_.state) != sizeof value) fail("task storage of another layout", EINVAL);
+  if (bpf_map__value_size(bpf_.state) != sizeof value)
+    return failed("task storage of another layout", EINVAL);
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, tid, pidfd_thread));
+  if (pidfd < 0) return false;
   const int err = bpf_map_update_elem(bpf_map__fd(bpf_.state), &pidfd, &value, BPF_NOEXIST);
   const int saved = errno;
   ::close(pidfd);
   if (err && saved != EEXIST) {
     if (saved == ESRCH) return false;
-    fail(fmt::format("cannot trace thread {}", tid), saved);
+    return failed(fmt::format("cannot trace thread {}", tid), saved);
   }
   return true;
 }
 
-void probes::attach() {
-  if (attached_) return;
+result<void> probes::attach() {
+  if (attached_) return {};
   if (const int err = bpf_object__attach_skeleton(bpf_.object))
-    fail("cannot attach the BPF programs", -err);
+    return failed("cannot attach the BPF programs", -err);
   attached_ = true;
+  return {};
 }
 
 void probes::detach() {
@@ -313,7 +343,7 @@ uint64_t probes::missed_runs() const {
   return total;
 }
 
-void probes::read_open_files(const std::vector<pid_t>& tgids) {
+result<void> probes::read_open_files(const std::vector<pid_t>& tgids) {
   const int map = bpf_map__fd(bpf_.iter_tgids);
   for (pid_t t : tgids) {
     const uint32_t key = static_cast<uint32_t>(t);
@@ -321,12 +351,12 @@ void probes::read_open_files(const std::vector<pid_t>& tgids) {
     bpf_map_update_elem(map, &key, &one, BPF_ANY);
   }
   bpf_link* link = bpf_program__attach_iter(bpf_.task_files, nullptr);
-  if (!link) fail("cannot start the open-file iterator", errno);
+  if (!link) return failed("cannot start the open-file iterator", errno);
   const int fd = bpf_iter_create(bpf_link__fd(link));
   if (fd < 0) {
     const int err = errno;
     bpf_link__destroy(link);
-    fail("cannot start the open-file iterator", err);
+    return failed("cannot start the open-file iterator", err);
   }
   // Records are 8-byte multiples; keep the buffer aligned and carry partial ones over.
   std::vector<uint64_t> buf(1 << 14);
@@ -353,6 +383,7 @@ void probes::read_open_files(const std::vector<pid_t>& tgids) {
     const uint32_t key = static_cast<uint32_t>(t);
     bpf_map_delete_elem(map, &key);
   }
+  return {};
 }
 
 }  // namespace fsrr::recorder

@@ -8,9 +8,11 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fsrr.h"
+#include "result.h"
 
 struct bpf_map;
 struct bpf_object_open_opts;
@@ -42,16 +44,16 @@ std::string save_load_log(const std::string& log);
 
 class probes {
  public:
-  // Loads the programs; throws trace_error with the reason (not root, no BTF, verifier).
-  probes(const probe_options& options, record_sink sink);
+  // Loads the programs, or says why they cannot be (not root, no BTF, verifier).
+  static result<probes> load(const probe_options& options, record_sink sink);
   ~probes();
-  probes(const probes&) = delete;
-  probes& operator=(const probes&) = delete;
+  probes(probes&& o) noexcept;
+  probes& operator=(probes&&) = delete;
 
   // Traces this thread (and, through sched_process_fork, everything it starts). `spawned`:
   // fsrr started it (it may be stopped although it has a terminal). False if it is gone.
-  bool trace_thread(pid_t tid, bool spawned);
-  void attach();
+  result<bool> trace_thread(pid_t tid, bool spawned);
+  result<void> attach();
   void detach();  // idempotent; in-flight programs have finished when it returns
 
   int ring_fd() const;  // the ring buffer map (pollable; see drain.h)
@@ -68,7 +70,7 @@ class probes {
   uint64_t missed_runs() const;
 
   // Feeds `sink` an FSRR_REC_FD record for every fd the processes `tgids` hold now.
-  void read_open_files(const std::vector<pid_t>& tgids);
+  result<void> read_open_files(const std::vector<pid_t>& tgids);
 
   // Whether the programs were built for this very kernel (no CO-RE relocation at load).
   bool exact() const { return exact_; }
@@ -83,9 +85,12 @@ class probes {
     bpf_program *sys_enter = nullptr, *sys_exit = nullptr, *fork = nullptr, *exec = nullptr,
                 *exit = nullptr, *task_files = nullptr;
   };
+  explicit probes(record_sink sink) : sink_(std::move(sink)) {}
   template <class Skel>
-  void open(Skel* (*open_skeleton)(const bpf_object_open_opts*), const bpf_object_open_opts* how,
-            const probe_options& options);
+  result<void> open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
+                    const bpf_object_open_opts* how, const probe_options& options);
+  result<void> load_programs(const probe_options& options);
+  result<void> set_filters(const probe_options& options);
   void destroy();
 
   handles bpf_;

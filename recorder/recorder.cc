@@ -34,7 +34,6 @@
 #include "launcher.h"
 #include "pause.h"
 #include "probes.h"
-#include "trace_error.h"
 #include "trace_writer.h"
 #include "tree_snapshot.h"
 
@@ -67,7 +66,7 @@ header_info make_header(const record_options& o) {
 
 // The cgroup v2 directory --cgroup names: a path, or one relative to the cgroup2 mount
 // ("system.slice/nginx.service").
-int open_cgroup(const std::string& name) {
+result<int> open_cgroup(const std::string& name) {
   std::string path = name;
   if (name.empty() || name[0] != '/') {
     std::ifstream mounts("/proc/self/mountinfo");
@@ -79,7 +78,7 @@ int open_cgroup(const std::string& name) {
         f >> id >> parent >> dev >> root >> mount_point;
         break;
       }
-    if (mount_point.empty()) throw trace_error("--cgroup: no cgroup2 file system is mounted");
+    if (mount_point.empty()) return failure("--cgroup: no cgroup2 file system is mounted");
     path = mount_point + "/" + name;
   }
   const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -87,8 +86,8 @@ int open_cgroup(const std::string& name) {
   if (fd < 0 || ::fstatfs(fd, &fs) != 0 || fs.f_type != 0x63677270 /* CGROUP2_SUPER_MAGIC */) {
     const int err = fd < 0 ? errno : ENOTDIR;
     if (fd >= 0) ::close(fd);
-    throw trace_error(fmt::format("--cgroup {}: {}", path,
-                                  err == ENOTDIR ? "not a cgroup v2 directory" : std::strerror(err)));
+    return failure("--cgroup {}: {}", path,
+                   err == ENOTDIR ? "not a cgroup v2 directory" : std::strerror(err));
   }
   return fd;
 }
@@ -110,17 +109,17 @@ struct kept_paths {
   std::vector<std::string> paths;
   std::vector<std::pair<uint32_t, uint64_t>> inodes;  // mnt_id, ino
 };
-kept_paths resolve_kept(const std::vector<std::string>& paths) {
+result<kept_paths> resolve_kept(const std::vector<std::string>& paths) {
   if (paths.size() > FSRR_PATHS)
-    throw trace_error(fmt::format("at most {} --path (got {})", FSRR_PATHS, paths.size()));
+    return failure("at most {} --path (got {})", FSRR_PATHS, paths.size());
   kept_paths k;
   for (const std::string& p : paths) {
     char real[PATH_MAX];
     struct statx sx {};
     if (!::realpath(p.c_str(), real) ||
         ::statx(AT_FDCWD, real, AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_MNT_ID, &sx) != 0)
-      throw trace_error(fmt::format("--path {}: {}", p, std::strerror(errno)));
-    if (std::string_view(real) == "/") throw trace_error("--path /: that is everything; leave it out");
+      return failure("--path {}: {}", p, std::strerror(errno));
+    if (std::string_view(real) == "/") return failure("--path /: that is everything; leave it out");
     k.paths.emplace_back(real);
     k.inodes.emplace_back(static_cast<uint32_t>(sx.stx_mnt_id), sx.stx_ino);
   }
@@ -177,6 +176,23 @@ bool exited(int pidfd) {
   return ::poll(&p, 1, 0) == 1;
 }
 
+// Removes the file it names when it goes out of scope, unless told to keep it: a recording
+// that cannot start (an error, or an exception such as bad_alloc) leaves no trace file.
+class remove_unless_kept {
+ public:
+  explicit remove_unless_kept(const std::string& path) : path_(path) {}
+  ~remove_unless_kept() {
+    if (!kept_) ::unlink(path_.c_str());
+  }
+  remove_unless_kept(const remove_unless_kept&) = delete;
+  remove_unless_kept& operator=(const remove_unless_kept&) = delete;
+  void keep() { kept_ = true; }
+
+ private:
+  const std::string& path_;
+  bool kept_ = false;
+};
+
 }  // namespace
 
 uint64_t parse_size(const std::string& s) {
@@ -205,18 +221,22 @@ namespace {
 // or a signal stops it), stop (detach, drain, account losses, footer).
 class recording {
  public:
-  // However a recording ends (an exception included): programs detached first, then the drain
-  // stopped, then every process still stopped continued. In another order the programs could
-  // stop a continued process again with nobody left to continue it.
-  ~recording() { wind_down(); }
-
-  recording(const record_options& o, const header_info& header)
-      : o_(o),
-        writer_(or_throw(trace_writer::create(o.output, header, writer_opts(o)))),
-        dec_(writer_, header.clock_monotonic_ns, roots_),
-        base_(header.clock_monotonic_ns) {
-    writer_.add_clock_pair(header.clock_monotonic_ns, header.clock_realtime_ns);
+  // Creates the trace file; a failure after that leaves it as the writer does (no footer).
+  // On the heap: the decoder and the callbacks given to the probes point into it.
+  static result<std::unique_ptr<recording>> create(const record_options& o,
+                                                   const header_info& header) {
+    auto writer = trace_writer::create(o.output, header, writer_opts(o));
+    if (!writer) return tl::unexpected(writer.error());
+    auto roots = root_registry::open();
+    if (!roots) return tl::unexpected(roots.error());
+    return std::unique_ptr<recording>(
+        new recording(o, header, std::move(*writer), std::move(*roots)));
   }
+
+  // However a recording ends (an error or exception included): programs detached first, then
+  // the drain stopped, then every process still stopped continued. In another order the
+  // programs could stop a continued process again with nobody left to continue it.
+  ~recording() { wind_down(); }
 
   static writer_options writer_opts(const record_options& o) {
     writer_options w{.overwrite = o.overwrite};
@@ -225,55 +245,42 @@ class recording {
     return w;
   }
 
-  void start(uint64_t ring_bytes) {
-    const kept_paths kept = resolve_kept(o_.paths);
-    if (!kept.paths.empty())
-      dec_.keep_only(kept.paths, [this] { bpf_->stop_kernel_path_filter(); });
-    if (!o_.cgroup.empty()) cgroup_fd_.fds.push_back(open_cgroup(o_.cgroup));
-    if (!o_.command.empty()) cmd_.emplace(o_.command);
-    const root_dir& self = roots_.self();
-    bpf_.emplace(
-        probe_options{o_.all, ring_bytes, !o_.pids.empty(), o_.portable_bpf, !o_.lossy,
-                      self.mount_root ? self.key.mnt_id : 0, self.key.bpf(),
-                      cgroup_fd_.fds.empty() ? -1 : cgroup_fd_.fds[0], kept.inodes},
-        [this](std::span<const uint8_t> r) { dec_.on_record(r); });
-    roots_.on_new([this](const root_key& k) { bpf_->add_root(k.bpf()); });
-    pauses_.emplace(
-        bpf_->paused_fd(), ring_bytes / 8, [this](pid_t pid) { roots_.grab(pid); },
-        [this] {
-          uint64_t n = 0;
-          for (uint64_t c : bpf_->counter(FSRR_C_PAUSED)) n += c;
-          return n;
-        });
-    drain_.emplace(bpf_->ring_fd(), bpf_->ring_size(), o_.queue_bytes,
-                   [this](uint64_t pending) { pauses_->after_pass(pending); });
-    if (cmd_ && !bpf_->trace_thread(cmd_->pid(), true))
-      throw trace_error("the command vanished before it ran");
-    for (pid_t p : o_.pids) {
-      const int fd = static_cast<int>(::syscall(SYS_pidfd_open, p, 0));
-      if (fd < 0) throw trace_error(fmt::format("--pid {}: {}", p, std::strerror(errno)));
-      pidfds_.fds.push_back(fd);
-      roots_.grab(p);  // held before its first syscall asks for it
-      for (pid_t t : threads_of(p)) bpf_->trace_thread(t, false);
+  // Everything before the workload runs. On an error the command has not run; the destructor
+  // detaches the programs if they were attached, and kills it.
+  result<void> start(uint64_t ring_bytes) {
+    const auto kept = resolve_kept(o_.paths);
+    if (!kept) return tl::unexpected(kept.error());
+    if (!kept->paths.empty())
+      dec_.keep_only(kept->paths, [this] { bpf_->stop_kernel_path_filter(); });
+    if (!o_.cgroup.empty()) {
+      const auto fd = open_cgroup(o_.cgroup);
+      if (!fd) return tl::unexpected(fd.error());
+      cgroup_fd_.fds.push_back(*fd);
     }
-    for (const auto& dir : o_.snapshot_dirs) {
-      char real[PATH_MAX];
-      if (!::realpath(dir.c_str(), real))
-        throw trace_error(fmt::format("cannot snapshot {}: {}", dir, std::strerror(errno)));
-      // fsrr's own root, root 1: snapshot_tree writes below root_path
-      dec_.tree().cover(dec_.paths().from_absolute(dec_.own_root_top(), real));
-      snapshot_tree(writer_, real);
+    if (!o_.command.empty()) {
+      auto cmd = held_command::start(o_.command);
+      if (!cmd) return tl::unexpected(cmd.error());
+      cmd_.emplace(std::move(*cmd));
     }
-    if (!o_.pids.empty()) bpf_->read_open_files(o_.pids);  // fds open before recording
+    FSRR_TRY(load(ring_bytes, kept->inodes));
+    if (cmd_) {
+      const auto traced = bpf_->trace_thread(cmd_->pid(), true);
+      if (!traced) return tl::unexpected(traced.error());
+      if (!*traced) return failure("the command vanished before it ran");
+    }
+    FSRR_TRY(hold_pids());
+    FSRR_TRY(snapshot());
+    if (!o_.pids.empty()) FSRR_TRY(bpf_->read_open_files(o_.pids));  // fds open before recording
     drain_->start();
-    bpf_->attach();
+    FSRR_TRY(bpf_->attach());
     for (pid_t p : o_.pids)  // threads started between the listing and the attach
-      for (pid_t t : threads_of(p)) bpf_->trace_thread(t, false);
-    if (cmd_) cmd_->release();
+      FSRR_TRY(trace_threads_of(p));
+    if (cmd_) FSRR_TRY(cmd_->release());
     start_ = now_ns(CLOCK_MONOTONIC);
     // --duration counts from the trace's time 0, so that `info` shows at most that duration
     if (o_.duration_ns) cut_at_ = base_ + o_.duration_ns;
     if (o_.max_bytes && !cut_at_) cut_at_ = UINT64_MAX;
+    return {};
   }
 
   // Until the command exits, all --pid processes are gone, the --cgroup emptied, the
@@ -350,7 +357,7 @@ class recording {
     if (pauses_) pauses_->resume_all();
   }
 
-  record_result stop() {
+  result<record_result> stop() {
     wind_down();
     decode();
     dec_.finish();
@@ -369,7 +376,7 @@ class recording {
     for (uint64_t n : bpf_->counter(FSRR_C_COMPAT)) compat += n;
     if (compat) writer_.mark_incomplete(incomplete_compat_syscalls);
     writer_.add_clock_pair(end, static_cast<int64_t>(now_ns(CLOCK_REALTIME)));
-    or_throw(writer_.finish());
+    FSRR_TRY(writer_.finish());
 
     record_result res;
     res.cut_short = cut_short_;
@@ -407,6 +414,72 @@ class recording {
   }
 
  private:
+  recording(const record_options& o, const header_info& header, trace_writer writer,
+            root_registry roots)
+      : o_(o),
+        writer_(std::move(writer)),
+        roots_(std::move(roots)),
+        dec_(writer_, header.clock_monotonic_ns, roots_),
+        base_(header.clock_monotonic_ns) {
+    writer_.add_clock_pair(header.clock_monotonic_ns, header.clock_realtime_ns);
+  }
+
+  // The programs, loaded and not attached, the pause keeper and the drain (not started).
+  result<void> load(uint64_t ring_bytes,
+                    const std::vector<std::pair<uint32_t, uint64_t>>& kept_inodes) {
+    const root_dir& self = roots_.self();
+    auto loaded =
+        probes::load(probe_options{o_.all, ring_bytes, !o_.pids.empty(), o_.portable_bpf, !o_.lossy,
+                                   self.mount_root ? self.key.mnt_id : 0, self.key.bpf(),
+                                   cgroup_fd_.fds.empty() ? -1 : cgroup_fd_.fds[0], kept_inodes},
+                     [this](std::span<const uint8_t> r) { dec_.on_record(r); });
+    if (!loaded) return tl::unexpected(loaded.error());
+    bpf_.emplace(std::move(*loaded));
+    roots_.on_new([this](const root_key& k) { bpf_->add_root(k.bpf()); });
+    pauses_.emplace(
+        bpf_->paused_fd(), ring_bytes / 8, [this](pid_t pid) { roots_.grab(pid); },
+        [this] {
+          uint64_t n = 0;
+          for (uint64_t c : bpf_->counter(FSRR_C_PAUSED)) n += c;
+          return n;
+        });
+    auto opened = drain::open(bpf_->ring_fd(), bpf_->ring_size(), o_.queue_bytes,
+                              [this](uint64_t pending) { pauses_->after_pass(pending); });
+    if (!opened) return tl::unexpected(opened.error());
+    drain_ = std::move(*opened);
+    return {};
+  }
+
+  // --pid: a pidfd for each (to tell when all are gone), its root and its threads.
+  result<void> hold_pids() {
+    for (pid_t p : o_.pids) {
+      const int fd = static_cast<int>(::syscall(SYS_pidfd_open, p, 0));
+      if (fd < 0) return failure("--pid {}: {}", p, std::strerror(errno));
+      pidfds_.fds.push_back(fd);
+      roots_.grab(p);  // held before its first syscall asks for it
+      FSRR_TRY(trace_threads_of(p));
+    }
+    return {};
+  }
+
+  result<void> trace_threads_of(pid_t p) {
+    for (pid_t t : threads_of(p)) FSRR_TRY(bpf_->trace_thread(t, false));
+    return {};
+  }
+
+  // --snapshot: each tree whole in the trace, before the workload runs.
+  result<void> snapshot() {
+    for (const auto& dir : o_.snapshot_dirs) {
+      char real[PATH_MAX];
+      if (!::realpath(dir.c_str(), real))
+        return failure("cannot snapshot {}: {}", dir, std::strerror(errno));
+      // fsrr's own root, root 1: snapshot_tree writes below root_path
+      dec_.tree().cover(dec_.paths().from_absolute(dec_.own_root_top(), real));
+      FSRR_TRY(snapshot_tree(writer_, real));
+    }
+    return {};
+  }
+
   // Records after the end of a recording cut short (--duration, --max-size) are left out:
   // the trace ends where it was asked to, not where the programs were detached.
   void decode() {
@@ -434,7 +507,7 @@ class recording {
   std::optional<held_command> cmd_;
   std::optional<probes> bpf_;
   std::optional<pause_keeper> pauses_;  // before the drain, which calls it, is gone
-  std::optional<drain> drain_;
+  std::unique_ptr<drain> drain_;
   fd_set_owner pidfds_;
   fd_set_owner cgroup_fd_;
   bool cut_short_ = false;
@@ -450,40 +523,38 @@ class recording {
 
 }  // namespace
 
-record_result record(const record_options& options, const record_stopped& on_stopped) {
+result<record_result> record(const record_options& options, const record_stopped& on_stopped) {
   if (options.command.empty() && options.pids.empty() && !options.all && options.cgroup.empty())
-    throw trace_error("nothing to record: give a command, --pid PID, --cgroup PATH or --all");
+    return failure("nothing to record: give a command, --pid PID, --cgroup PATH or --all");
   uint64_t ring = 256 << 10;  // twice the largest record, at least
   while (ring < options.ring_bytes && ring < (1ull << 31)) ring <<= 1;
 
   stop_signals signals;
   const header_info header = make_header(options);
-  record_result res;
+  auto created = recording::create(options, header);  // the trace file
+  if (!created) return tl::unexpected(created.error());
+  std::unique_ptr<recording> r = std::move(*created);
   {
-    // creates the trace file: from here on, remove it on failure
-    auto r = std::make_unique<recording>(options, header);
-    try {
-      r->start(ring);
-    } catch (...) {
-      ::unlink(options.output.c_str());
-      throw;
-    }
-    if (options.on_started) options.on_started();
-    r->follow(signals);
-    res = r->stop();
-    if (on_stopped) on_stopped(res);
-    if (res.cut_short) res.exit_status = r->wait_command(signals);
-    if (options.leave_for_exit) {
-      // Tearing down the tables of millions of paths takes longer than the process's exit.
-      [[maybe_unused]] recording* left = r.release();
-#ifdef FSRR_SANITIZED
-      __lsan_ignore_object(left);  // left on purpose: LeakSanitizer is told so
-#endif
-    }
+    remove_unless_kept output(options.output);  // on a failure, before r is gone
+    FSRR_TRY(r->start(ring));
+    output.keep();
   }
-  if (options.strict && res.lost)
-    throw trace_error(fmt::format("{} events lost (--strict); the trace {} is incomplete", res.lost,
-                                  options.output));
+  if (options.on_started) options.on_started();
+  r->follow(signals);
+  auto res = r->stop();
+  if (!res) return res;
+  if (on_stopped) on_stopped(*res);
+  if (res->cut_short) res->exit_status = r->wait_command(signals);
+  if (options.leave_for_exit) {
+    // Tearing down the tables of millions of paths takes longer than the process's exit.
+    [[maybe_unused]] recording* left = r.release();
+#ifdef FSRR_SANITIZED
+    __lsan_ignore_object(left);  // left on purpose: LeakSanitizer is told so
+#endif
+  }
+  if (options.strict && res->lost)
+    return failure("{} events lost (--strict); the trace {} is incomplete", res->lost,
+                   options.output);
   return res;
 }
 

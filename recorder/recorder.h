@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "result.h"
+
 namespace fsrr::recorder {
 
 struct record_options {
@@ -66,8 +68,11 @@ struct record_result {
   uint64_t paused_ns = 0;     // wall time during which some were stopped
 };
 
-// Throws trace_error for what prevents recording (no BTF, not root, output exists, ...).
-record_result record(const record_options& options, const record_stopped& on_stopped = {});
+// An error for what prevents recording (no BTF, not root, output exists, ...): status 126 or
+// 127 if the command cannot be run or is not found, else 0. The trace file is removed if the
+// recording could not start; one that started keeps what it wrote. An error also when --strict
+// and events were lost (the trace is finished then, on_stopped has been called).
+result<record_result> record(const record_options& options, const record_stopped& on_stopped = {});
 
 // Parses "64M", "512K", "1G", "4096" into bytes; 0 if malformed.
 uint64_t parse_size(const std::string& s);

@@ -5,34 +5,36 @@
 
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
-
-#include "trace_error.h"
+#include <utility>
 
 namespace fsrr::recorder {
 
-ring_reader::ring_reader(int map_fd, uint64_t size)
-    : size_(size), page_(static_cast<size_t>(::sysconf(_SC_PAGESIZE))) {
-  void* rw = ::mmap(nullptr, page_, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
-  if (rw == MAP_FAILED)
-    throw trace_error(fmt::format("cannot map the ring buffer: {}", std::strerror(errno)));
+result<ring_reader> ring_reader::map(int map_fd, uint64_t size) {
+  ring_reader r(size, static_cast<size_t>(::sysconf(_SC_PAGESIZE)));
+  void* rw = ::mmap(nullptr, r.page_, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
+  if (rw == MAP_FAILED) return failure("cannot map the ring buffer: {}", std::strerror(errno));
+  r.consumer_ = static_cast<uint64_t*>(rw);  // unmapped by r's destructor from here on
   // The producer page, then the data twice: a record that wraps reads as one piece.
-  ro_map_ = ::mmap(nullptr, page_ + 2 * size, PROT_READ, MAP_SHARED, map_fd,
-                   static_cast<off_t>(page_));
-  if (ro_map_ == MAP_FAILED) {
-    const int err = errno;
-    ::munmap(rw, page_);
-    throw trace_error(fmt::format("cannot map the ring buffer: {}", std::strerror(err)));
-  }
-  consumer_ = static_cast<uint64_t*>(rw);
-  producer_ = static_cast<const uint64_t*>(ro_map_);
-  data_ = static_cast<const uint8_t*>(ro_map_) + page_;
+  void* ro = ::mmap(nullptr, r.page_ + 2 * size, PROT_READ, MAP_SHARED, map_fd,
+                    static_cast<off_t>(r.page_));
+  if (ro == MAP_FAILED) return failure("cannot map the ring buffer: {}", std::strerror(errno));
+  r.ro_map_ = ro;
+  r.producer_ = static_cast<const uint64_t*>(ro);
+  r.data_ = static_cast<const uint8_t*>(ro) + r.page_;
+  return r;
 }
 
+ring_reader::ring_reader(ring_reader&& o) noexcept
+    : size_(o.size_),
+      page_(o.page_),
+      consumer_(std::exchange(o.consumer_, nullptr)),
+      producer_(std::exchange(o.producer_, nullptr)),
+      data_(std::exchange(o.data_, nullptr)),
+      ro_map_(std::exchange(o.ro_map_, nullptr)) {}
+
 ring_reader::~ring_reader() {
-  ::munmap(ro_map_, page_ + 2 * size_);
-  ::munmap(consumer_, page_);
+  if (ro_map_) ::munmap(ro_map_, page_ + 2 * size_);
+  if (consumer_) ::munmap(consumer_, page_);
 }
 
 uint64_t ring_reader::pending() const {

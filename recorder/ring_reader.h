@@ -7,15 +7,17 @@
 #include <cstdint>
 #include <span>
 
+#include "result.h"
+
 namespace fsrr::recorder {
 
 class ring_reader {
  public:
-  // `map_fd`: a BPF_MAP_TYPE_RINGBUF of `size` bytes (a power of two). Throws trace_error.
-  ring_reader(int map_fd, uint64_t size);
+  // Maps `map_fd`, a BPF_MAP_TYPE_RINGBUF of `size` bytes (a power of two).
+  static result<ring_reader> map(int map_fd, uint64_t size);
   ~ring_reader();
-  ring_reader(const ring_reader&) = delete;
-  ring_reader& operator=(const ring_reader&) = delete;
+  ring_reader(ring_reader&& o) noexcept;
+  ring_reader& operator=(ring_reader&&) = delete;
 
   uint64_t size() const { return size_; }
   // Bytes the programs have committed or reserved that are not consumed yet.
@@ -48,6 +50,8 @@ class ring_reader {
     return __atomic_load_n(reinterpret_cast<const uint32_t*>(p), __ATOMIC_ACQUIRE);
   }
   static void store_release(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+
+  ring_reader(uint64_t size, size_t page) : size_(size), page_(page) {}
 
   uint64_t size_;
   size_t page_;

@@ -6,10 +6,9 @@
 #include <unistd.h>
 
 #include <climits>
+#include <utility>
 
 #include <fmt/format.h>
-
-#include "trace_error.h"
 
 namespace fsrr::recorder {
 namespace {
@@ -19,7 +18,7 @@ namespace {
 bool describe(root_dir& d, const std::string& ns_link) {
   struct statx sx {};
   struct stat ns {};
-  if (::statx(d.fd, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &sx) != 0 ||
+  if (::statx(d.fd.get(), "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &sx) != 0 ||
       !(sx.stx_mask & STATX_MNT_ID) || ::stat(ns_link.c_str(), &ns) != 0)
     return false;
   d.key = {sx.stx_ino, static_cast<uint32_t>(sx.stx_mnt_id), static_cast<uint32_t>(ns.st_ino)};
@@ -27,11 +26,6 @@ bool describe(root_dir& d, const std::string& ns_link) {
   d.mount_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
                  (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
   return true;
-}
-
-void close_fds(const root_dir& d) {
-  for (int fd : {d.fd, d.ns_fd})
-    if (fd >= 0) ::close(fd);
 }
 
 std::string link_target(const std::string& link) {
@@ -42,27 +36,24 @@ std::string link_target(const std::string& link) {
 
 }  // namespace
 
-root_registry::root_registry() {
+result<root_registry> root_registry::open() {
   root_dir self;
-  self.fd = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (self.fd < 0 || !describe(self, "/proc/self/ns/mnt")) {
-    close_fds(self);
-    throw trace_error("cannot look at fsrr's own root (is /proc mounted?)");
-  }
+  self.fd.reset(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!self.fd || !describe(self, "/proc/self/ns/mnt"))
+    return failure("cannot look at fsrr's own root (is /proc mounted?)");
   self.where = "/";
-  try {
-    self.mounts = mount_table::of("/proc/self/mountinfo");
-    dirs_.push_back(std::move(self));
-  } catch (...) {
-    close_fds(self);
-    throw;
-  }
-  self_ = &dirs_.front();
+  self.mounts = mount_table::of("/proc/self/mountinfo");
+  root_registry r;
+  r.dirs_.push_back(std::move(self));
+  r.self_ = &r.dirs_.front();
+  return r;
 }
 
-root_registry::~root_registry() {
-  for (const root_dir& d : dirs_) close_fds(d);
-}
+// A deque's elements stay where they are when it moves: self_ and the callers' pointers hold.
+root_registry::root_registry(root_registry&& o) noexcept
+    : dirs_(std::move(o.dirs_)),
+      self_(std::exchange(o.self_, nullptr)),
+      on_new_(std::move(o.on_new_)) {}
 
 void root_registry::on_new(std::function<void(const root_key&)> f) {
   std::lock_guard lock(mu_);
@@ -78,12 +69,7 @@ const root_dir* root_registry::find_locked(const root_key& key) const {
 }
 
 const root_dir& root_registry::add_locked(root_dir d) {
-  try {
-    dirs_.push_back(std::move(d));
-  } catch (...) {
-    close_fds(d);
-    throw;
-  }
+  dirs_.push_back(std::move(d));
   if (on_new_) on_new_(dirs_.back().key);
   return dirs_.back();
 }
@@ -91,31 +77,18 @@ const root_dir& root_registry::add_locked(root_dir d) {
 const root_dir* root_registry::grab(pid_t pid) {
   const std::string proc = fmt::format("/proc/{}/", pid);
   root_dir d;
-  d.fd = ::open((proc + "root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (d.fd < 0) return nullptr;
-  if (!describe(d, proc + "ns/mnt")) {
-    close_fds(d);
-    return nullptr;
-  }
+  d.fd.reset(::open((proc + "root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!d.fd || !describe(d, proc + "ns/mnt")) return nullptr;
   std::lock_guard lock(mu_);
-  if (const root_dir* known = find_locked(d.key)) {
-    close_fds(d);
-    return known;
-  }
+  if (const root_dir* known = find_locked(d.key)) return known;
   if (dirs_.size() >= max_held) {  // known by key; not held
-    ::close(d.fd);
-    d.fd = -1;
+    d.fd.reset();
     d.where = "?";
     return &add_locked(std::move(d));
   }
-  d.ns_fd = ::open((proc + "ns/mnt").c_str(), O_RDONLY | O_CLOEXEC);
+  d.ns_fd.reset(::open((proc + "ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
   d.where = link_target(proc + "root");
-  try {
-    d.mounts = mount_table::of(proc + "mountinfo");
-  } catch (...) {
-    close_fds(d);
-    throw;
-  }
+  d.mounts = mount_table::of(proc + "mountinfo");
   return &add_locked(std::move(d));
 }
 

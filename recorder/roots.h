@@ -14,6 +14,8 @@
 
 #include "fsrr.h"
 #include "pseudo_fs.h"
+#include "result.h"
+#include "unique_fd.h"
 
 namespace fsrr::recorder {
 
@@ -31,8 +33,8 @@ struct root_key {
 struct root_dir {
   root_key key;
   uint64_t dev = 0;    // user-space dev_t of the directory, 0 if unknown
-  int fd = -1;         // O_PATH directory; -1: its processes were gone before it could be opened
-  int ns_fd = -1;      // its mount namespace, held so that its mounts outlive its processes
+  unique_fd fd;        // O_PATH directory; none: its processes were gone before it could be opened
+  unique_fd ns_fd;     // its mount namespace, held so that its mounts outlive its processes
   std::string where;   // as fsrr sees it ("/srv/jail"; "/" for another mount namespace's top)
   bool mount_root = false;  // the root of its mount (no chroot below it)
   mount_table mounts;  // the processes' mounts, mount points from this root
@@ -40,10 +42,11 @@ struct root_dir {
 
 class root_registry {
  public:
-  root_registry();  // holds fsrr's own root
-  ~root_registry();
-  root_registry(const root_registry&) = delete;
-  root_registry& operator=(const root_registry&) = delete;
+  // Holds fsrr's own root.
+  static result<root_registry> open();
+  // Not while another thread uses `o`. Roots keep their addresses.
+  root_registry(root_registry&& o) noexcept;
+  root_registry& operator=(root_registry&&) = delete;
 
   // The root process `pid` (as fsrr sees it) has now, opened and held if new; nullptr if the
   // process is gone. Thread-safe, as is everything here.
@@ -57,6 +60,7 @@ class root_registry {
   void on_new(std::function<void(const root_key&)> f);
 
  private:
+  root_registry() = default;
   const root_dir* find_locked(const root_key& key) const;
   const root_dir& add_locked(root_dir d);
 

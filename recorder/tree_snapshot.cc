@@ -18,7 +18,6 @@
 #include <fmt/format.h>
 
 #include "syscall_nr.h"
-#include "trace_error.h"
 
 namespace fsrr {
 namespace {
@@ -119,12 +118,14 @@ std::optional<tree_entry> snapshot_entry(trace_writer& w, int dirfd, const char*
   return e;
 }
 
-snapshot_stats snapshot_tree(trace_writer& w, const std::string& dir) {
+result<snapshot_stats> snapshot_tree(trace_writer& w, const std::string& dir) {
+  const auto cannot = [&dir] {
+    return failure("cannot snapshot {}: {}", dir, std::strerror(errno));
+  };
   char real[PATH_MAX];
-  if (!::realpath(dir.c_str(), real))
-    throw trace_error(fmt::format("cannot snapshot {}: {}", dir, std::strerror(errno)));
+  if (!::realpath(dir.c_str(), real)) return cannot();
   const int top = ::open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (top < 0) throw trace_error(fmt::format("cannot snapshot {}: {}", dir, std::strerror(errno)));
+  if (top < 0) return cannot();
   struct stat top_st;
   ::fstat(top, &top_st);
 
@@ -153,8 +154,9 @@ snapshot_stats snapshot_tree(trace_writer& w, const std::string& dir) {
   };
   const path_id top_id = w.intern_path(real);
   if (!add(top, ".", top_id)) {
+    const auto e = cannot();  // before close() can change errno
     ::close(top);
-    throw trace_error(fmt::format("cannot snapshot {}: {}", dir, std::strerror(errno)));
+    return e;
   }
   ::close(top);
   std::vector<pending_dir> stack{{real, top_id}};

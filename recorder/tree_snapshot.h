@@ -5,6 +5,7 @@
 #include <string>
 
 #include "event.h"
+#include "result.h"
 #include "trace_writer.h"
 
 namespace fsrr {
@@ -21,8 +22,8 @@ std::optional<tree_entry> snapshot_entry(trace_writer& w, int dirfd, const char*
 
 // Walks `dir` (an existing directory, not followed if it is a symlink) and writes one tree entry
 // per object beneath it, the directory itself included, under its canonical absolute path.
-// Hard links share a link_group. Stays on one file system. Throws trace_error if `dir`
-// cannot be opened.
-snapshot_stats snapshot_tree(trace_writer& w, const std::string& dir);
+// Hard links share a link_group. Stays on one file system. An error if `dir` cannot be
+// opened.
+result<snapshot_stats> snapshot_tree(trace_writer& w, const std::string& dir);
 
 }  // namespace fsrr

@@ -59,6 +59,10 @@ std::string workload() {
 }
 
 recorder::record_result record(recorder::record_options o) {
+  return or_throw(try_record(std::move(o)));
+}
+
+result<recorder::record_result> try_record(recorder::record_options o) {
   o.overwrite = true;
   return recorder::record(o);
 }

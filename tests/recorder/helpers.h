@@ -31,8 +31,11 @@ int run(const std::vector<std::string>& argv, const std::string& out = "");
 
 std::string workload();  // the fsrr_workload helper built next to the tests
 
-// record() with the tests' defaults: overwrite, output in `dir`.
+// record() with the tests' defaults: overwrite, output in `dir`. Throws its error (the test
+// fails with the message).
 recorder::record_result record(recorder::record_options o);
+// The same, for a test of the error.
+result<recorder::record_result> try_record(recorder::record_options o);
 
 // A recorded trace, read back in full.
 struct trace {

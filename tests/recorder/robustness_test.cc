@@ -14,11 +14,11 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include "helpers.h"
 #include "probes.h"
-#include "trace_error.h"
 
 using namespace fsrr;
 
@@ -117,9 +117,14 @@ TEST_CASE("a recorder that falls behind stops the workload rather than lose its 
   SECTION("--strict makes any loss a failure") {
     o.lossy = true;
     o.strict = true;
-    CHECK_THROWS_AS(test::record(o), trace_error);
+    const auto res = test::try_record(o);
+    REQUIRE(!res);
     test::trace t(o.output);  // still written, still readable
     CHECK(t.reader.summary().lost_events > 0);
+    CHECK(res.error().status == 0);
+    CHECK(res.error().message ==
+          fmt::format("{} events lost (--strict); the trace {} is incomplete",
+                      t.reader.summary().lost_events, o.output));
   }
 }
 
@@ -242,7 +247,49 @@ TEST_CASE("the trace is created 0600 and not overwritten unless asked", "[record
   REQUIRE(::stat(o.output.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
   o.overwrite = false;
-  CHECK_THROWS_AS(recorder::record(o), trace_error);
+  const auto refused = recorder::record(o);
+  REQUIRE(!refused);
+  CHECK(refused.error().status == 0);
+  CHECK_THAT(refused.error().message, Catch::Contains("exists"));
+  CHECK(::access(o.output.c_str(), F_OK) == 0);  // left alone
+}
+
+TEST_CASE("a recording that cannot start says why, in one line, and leaves no trace file",
+          "[recorder]") {
+  REQUIRE_RECORDING();
+  test::temp_dir tmp;
+  recorder::record_options o;
+  o.output = tmp / "never.trace";
+  const auto refused = [&o](int status, const std::string& message) {
+    const auto res = test::try_record(o);
+    REQUIRE(!res);
+    CHECK(res.error().status == status);
+    CHECK(res.error().message == message);
+    CHECK(::access(o.output.c_str(), F_OK) != 0);
+  };
+  SECTION("a command that is not found: 127") {
+    o.command = {"no-such-program-anywhere"};
+    refused(127, "no-such-program-anywhere: command not found");
+  }
+  SECTION("a command that cannot be run: 126") {
+    const std::string plain = tmp / "plain";
+    test::write_file(plain, 10);
+    ::chmod(plain.c_str(), 0644);
+    o.command = {plain};
+    refused(126, "cannot run " + plain + ": Permission denied");
+  }
+  SECTION("--path /") {
+    o.command = {"true"};
+    o.paths = {"/"};
+    refused(0, "--path /: that is everything; leave it out");
+  }
+  SECTION("a --pid that is gone, found once the programs are loaded") {
+    const pid_t gone = ::fork();
+    if (gone == 0) ::_exit(0);
+    ::waitpid(gone, nullptr, 0);
+    o.pids = {gone};
+    refused(0, fmt::format("--pid {}: No such process", gone));
+  }
 }
 
 TEST_CASE("record --snapshot keeps the state of files the workload truncates first",

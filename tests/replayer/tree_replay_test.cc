@@ -37,7 +37,7 @@ struct source {
     counts = test::build_tree_fixture(dir.path());
     trace = dir / "tree.trace";
     trace_writer w = or_throw(trace_writer::create(trace, snapshot_header()));
-    snapshot_tree(w, dir / "data");
+    or_throw(snapshot_tree(w, dir / "data"));
     or_throw(w.finish());
   }
 };
