@@ -111,7 +111,7 @@ command add_record(CLI::App& app) {
   sub->add_flag("--lossy", o->lossy,
                 "Never stop the traced processes: when the ring buffer is full, events are "
                 "lost (counted, and the trace says it is incomplete) instead");
-  sub->add_flag("--strict", o->strict, "Fail (exit 1) if any event was lost");
+  sub->add_flag("--strict", o->strict, "Fail (exit 125) if any event was lost");
   sub->add_option("command", o->command, "The command to run, after --");
 
   return {sub, [o, ring, max_size, duration]() -> int {

@@ -1,6 +1,6 @@
-// Exceptions, for the edge: the CLI (and, until it returns results too, lab/) reports a failure
-// by throwing one of these; main() prints its line and exits with its status. The libraries
-// below it (format/, replayer/, transform/, recorder/) return result<T> (result.h).
+// Exceptions, for the edge: the CLI reports a failure by throwing one of these; main() prints
+// its line and exits with its status. The libraries below it (format/, replayer/, transform/,
+// recorder/, lab/) return result<T> (result.h).
 #pragma once
 
 #include <stdexcept>

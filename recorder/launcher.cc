@@ -126,7 +126,9 @@ result<void> held_command::release() {
   error_ = -1;
   if (n == sizeof e) {
     wait();
-    return failure("cannot run the command: {}", std::strerror(e));
+    // as a shell has it: 127 for a program that is not there, 126 for one that cannot run
+    return failure(fmt::format("cannot run the command: {}", std::strerror(e)),
+                   e == ENOENT ? 127 : 126);
   }
   return {};
 }

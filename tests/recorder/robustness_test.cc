@@ -278,6 +278,13 @@ TEST_CASE("a recording that cannot start says why, in one line, and leaves no tr
     o.command = {plain};
     refused(126, "cannot run " + plain + ": Permission denied");
   }
+  SECTION("an executable the kernel cannot run: 126, from the child's execve") {
+    const std::string garbage = tmp / "garbage";
+    test::write_file(garbage, 10);  // no ELF header, no #!
+    ::chmod(garbage.c_str(), 0755);
+    o.command = {garbage};
+    refused(126, "cannot run the command: Exec format error");
+  }
   SECTION("--path /") {
     o.command = {"true"};
     o.paths = {"/"};
