@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# replay_lateness.sh [ROUNDS] [SCALE]: how late a faithful replay issues its ops, for three
+# workloads recorded here, each replayed ROUNDS times (default 3) on tmpfs:
+#   shell   a sh loop of short processes (echo, cat | wc, sleep 0.0N; 120 rounds, ~13 s), as
+#           build scripts and package managers start them
+#   paced   one python process writing 50 files with pauses of 1-50 ms (12 s)
+#   rsync   rsync -aAHX of the seed tree at SCALE (default 1: 111,100 files; 0 leaves it out)
+# For each: the recorded and replayed durations (target: within 1%) and the lateness
+# percentiles of the median round (target: p99 <= 200 us). Lateness is the time an op was
+# issued after it was due; it measures the machine too: run on an otherwise idle box (a
+# compile beside it costs milliseconds at p99 on 2 cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+scale=${2:-1}
+build=${FSRR_BENCH_BUILD:-build}  # the build directory, as for replay_copy.sh
+[[ $build == /* ]] || build=$PWD/$build
+fsrr=$build/cli/fsrr
+work=$(mktemp -d /dev/shm/fsrr-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+cat >"$work/loop.sh" <<'SH'
+#!/bin/sh
+out=$1
+i=0
+while [ $i -lt 120 ]; do
+  echo "round $i" >"$out/r$((i % 10))"
+  cat "$out/r$((i % 10))" | wc -c >"$out/count"
+  sleep 0.0$((i % 5 + 1))
+  i=$((i + 1))
+done
+SH
+cat >"$work/paced.py" <<'PY'
+import os, random, sys, time
+out, secs = sys.argv[1], float(sys.argv[2])
+random.seed(1)
+end = time.monotonic() + secs
+i = 0
+while time.monotonic() < end:
+    with open(os.path.join(out, f"f{i % 50}"), "ab") as f:
+        f.write(b"x" * random.choice([512, 4096, 65536]))
+        if i % 10 == 0:
+            os.fsync(f.fileno())
+    time.sleep(random.uniform(0.001, 0.050))
+    i += 1
+PY
+chmod +x "$work/loop.sh"
+
+record() {  # NAME DIR COMMAND...: records COMMAND run in DIR
+  local name=$1 dir=$2
+  shift 2
+  (cd "$dir" && "$fsrr" record -o "$work/$name.trace" -- "$@" >/dev/null 2>"$work/$name.rec")
+}
+
+mkdir -p "$work/shell" "$work/paced"
+record shell "$work/shell" "$work/loop.sh" "$work/shell"
+record paced "$work/paced" python3 "$work/paced.py" "$work/paced" 12
+workloads="shell paced"
+if [[ $scale != 0 ]]; then
+  bench/make_seed_tree.sh "$work/rsync-src" "$scale" >/dev/null
+  record rsync "$work" rsync -aAHX rsync-src/ rsync-dst
+  rm -rf "$work/rsync-dst"
+  workloads="$workloads rsync"
+fi
+
+for w in $workloads; do
+  for r in $(seq "$rounds"); do
+    rm -rf "$work/target"
+    mkdir "$work/target"
+    "$fsrr" replay "$work/$w.trace" "$work/target" --timing faithful --no-progress \
+      --report "$work/$w.$r.json" >/dev/null
+  done
+  rm -rf "$work/target"
+  python3 - "$fsrr" "$work/$w.trace" "$w" "$work"/"$w".*.json <<'PY'
+import json, subprocess, sys
+fsrr, trace, name, reports = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+info = json.loads(subprocess.check_output([fsrr, "info", trace, "--json"]))
+rec = info["duration_ns"] / 1e9
+runs = sorted((json.load(open(p)) for p in reports), key=lambda j: j["lateness_ns"]["p99"])
+mid = runs[len(runs) // 2]
+late = mid["lateness_ns"]
+got = mid["wall_ns"] / 1e9
+p99s = ", ".join(f"{j['lateness_ns']['p99'] / 1e3:.0f}" for j in runs)
+print(f"{name:6} {info['events']:>9} events, {info['threads']:>4} threads: recorded {rec:.3f} s, "
+      f"replayed {got:.3f} s ({100 * (got - rec) / rec:+.2f}%), lateness p50 "
+      f"{late['p50'] / 1e3:.0f} us, p99 {late['p99'] / 1e3:.0f} us, max {late['max'] / 1e3:.0f} us "
+      f"(p99 of the {len(runs)} rounds: {p99s} us; target <= 200)")
+PY
+done
