@@ -197,10 +197,6 @@ replay_stats dispatcher::run() {
   std::unique_ptr<op_batches> ahead;
   if (any && single && settle_ahead_possible(opt_)) ahead = std::make_unique<op_batches>();
   clock_ = schedule_clock(opt_.timing, any ? e.ts : 0);
-  // The first op's replay thread is running before the clock starts: a new thread takes a
-  // millisecond or two to come up, which made the first ops of a timed replay that late.
-  // (Later threads start when their first op is handed out, timed_lead_ns before it is due.)
-  if (any && !single) start(lane_for(e.thread));
   clock_.start(monotonic_ns());
   // The timeline's 0 too: its slices are then the recorded time's, whatever the first
   // decoding and allocations took (25 ms once on a busy machine, which moved an op a slice).
