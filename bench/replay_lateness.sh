@@ -55,7 +55,8 @@ record() {  # NAME DIR COMMAND...: records COMMAND run in DIR
 
 mkdir -p "$work/shell" "$work/paced"
 record shell "$work/shell" "$work/loop.sh" "$work/shell"
-record paced "$work/paced" python3 "$work/paced.py" "$work/paced" 12
+# Debian's python3 itself: one on PATH may be a shim (pyenv's starts 40 processes of bash)
+record paced "$work/paced" /usr/bin/python3 "$work/paced.py" "$work/paced" 12
 workloads="shell paced"
 if [[ $scale != 0 ]]; then
   bench/make_seed_tree.sh "$work/rsync-src" "$scale" >/dev/null

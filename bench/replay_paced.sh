@@ -25,7 +25,9 @@ while time.monotonic() < end:
     time.sleep(random.uniform(0.001, 0.050))
     i += 1
 PY
-"$fsrr" record -o "$work/paced.trace" -- python3 "$work/paced.py" "$work/out" "$secs" >/dev/null
+# Debian's python3 itself: a python3 found on PATH may be a shim (pyenv's runs 40 processes of
+# bash first), which makes the paced writer a process-heavy workload
+"$fsrr" record -o "$work/paced.trace" -- /usr/bin/python3 "$work/paced.py" "$work/out" "$secs" >/dev/null
 "$fsrr" replay "$work/paced.trace" "$work/replay" --timing faithful --no-progress \
   --report "$work/report.json" >/dev/null
 python3 - "$work/report.json" <<PY
