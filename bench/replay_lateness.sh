@@ -31,20 +31,6 @@ while [ $i -lt 120 ]; do
   i=$((i + 1))
 done
 SH
-cat >"$work/paced.py" <<'PY'
-import os, random, sys, time
-out, secs = sys.argv[1], float(sys.argv[2])
-random.seed(1)
-end = time.monotonic() + secs
-i = 0
-while time.monotonic() < end:
-    with open(os.path.join(out, f"f{i % 50}"), "ab") as f:
-        f.write(b"x" * random.choice([512, 4096, 65536]))
-        if i % 10 == 0:
-            os.fsync(f.fileno())
-    time.sleep(random.uniform(0.001, 0.050))
-    i += 1
-PY
 chmod +x "$work/loop.sh"
 
 record() {  # NAME DIR COMMAND...: records COMMAND run in DIR
@@ -56,7 +42,7 @@ record() {  # NAME DIR COMMAND...: records COMMAND run in DIR
 mkdir -p "$work/shell" "$work/paced"
 record shell "$work/shell" "$work/loop.sh" "$work/shell"
 # Debian's python3 itself: one on PATH may be a shim (pyenv's starts 40 processes of bash)
-record paced "$work/paced" /usr/bin/python3 "$work/paced.py" "$work/paced" 12
+record paced "$work/paced" /usr/bin/python3 "$PWD/bench/paced_writer.py" "$work/paced" 12
 workloads="shell paced"
 if [[ $scale != 0 ]]; then
   bench/make_seed_tree.sh "$work/rsync-src" "$scale" >/dev/null

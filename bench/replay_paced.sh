@@ -11,23 +11,9 @@ fsrr=$build/cli/fsrr
 work=$(mktemp -d /dev/shm/fsrr-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/out" "$work/replay"
-cat >"$work/paced.py" <<'PY'
-import os, random, sys, time
-out, secs = sys.argv[1], float(sys.argv[2])
-random.seed(1)
-end = time.monotonic() + secs
-i = 0
-while time.monotonic() < end:
-    with open(os.path.join(out, f"f{i % 50}"), "ab") as f:
-        f.write(b"x" * random.choice([512, 4096, 65536]))
-        if i % 10 == 0:
-            os.fsync(f.fileno())
-    time.sleep(random.uniform(0.001, 0.050))
-    i += 1
-PY
 # Debian's python3 itself: a python3 found on PATH may be a shim (pyenv's runs 40 processes of
 # bash first), which makes the paced writer a process-heavy workload
-"$fsrr" record -o "$work/paced.trace" -- /usr/bin/python3 "$work/paced.py" "$work/out" "$secs" >/dev/null
+"$fsrr" record -o "$work/paced.trace" -- /usr/bin/python3 "$PWD/bench/paced_writer.py" "$work/out" "$secs" >/dev/null
 "$fsrr" replay "$work/paced.trace" "$work/replay" --timing faithful --no-progress \
   --report "$work/report.json" >/dev/null
 python3 - "$work/report.json" <<PY
