@@ -287,3 +287,20 @@ TEST_CASE("a large state is checked by several threads with the same differences
     CHECK(three[i].what == one[i].what);
   }
 }
+
+TEST_CASE("the end-state model's fd handles are reused: its memory follows the open fds") {
+  replay_fixture f;
+  record_cp(f.trace, 200);  // 400 file opens, 2 of directories; at most 2 open at once
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  end_state_model m(r);
+  auto events = r.events();
+  uint64_t opens = 0;
+  for (event e; events.next(e);) {
+    opens += e.kind == op::openat;
+    m.apply(e);
+  }
+  REQUIRE(events.status());
+  CHECK(opens == 402);
+  CHECK(m.fds().handle_capacity() == 3);  // handle 0 (none) and two (402 without reuse)
+  CHECK(m.result().at("/dst/f199").size == file_size(199));
+}
