@@ -8,15 +8,18 @@
 # printing for each step its wall time, its rate (events/s; prepare: files/s) and the peak RSS
 # of the fsrr process (/usr/bin/time). Memory is flat when the last column does not grow with
 # the first. 1 M files of 1 KiB take ~12 GiB of tmpfs at the peak (source, replayed source and
-# replayed copy). Run as root from the repository after scripts/setup.sh.
+# replayed copy), on a tmpfs the script mounts. Run as root from the repository after scripts/setup.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 read -r -a counts <<<"${1:-100000 300000 1000000}"
 size=${2:-1024}
 tool=${TOOL:-rsync}
 fsrr=${FSRR:-$PWD/build/cli/fsrr}
+# A tmpfs of its own: /dev/shm's inode limit (half of RAM's pages: 3.1 M here) is about what
+# 1 M files take three times over.
 work=$(mktemp -d /dev/shm/fsrr-scale.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap 'umount "$work" 2>/dev/null; rm -rf "$work"' EXIT
+mount -t tmpfs -o nr_inodes=0,size=75%,mode=0700 fsrr-scale "$work"
 
 make_tree() {  # DIR COUNT SIZE
   /usr/bin/python3 - "$@" <<'PY'
