@@ -7,8 +7,8 @@
 #   verify   fsrr verify of that target
 # printing for each step its wall time, its rate (events/s; prepare: files/s) and the peak RSS
 # of the fsrr process (/usr/bin/time). Memory is flat when the last column does not grow with
-# the first. 1 M files of 1 KiB take ~12 GiB of tmpfs at the peak (source, replayed source and
-# replayed copy), on a tmpfs the script mounts. Run as root from the repository after scripts/setup.sh.
+# the first. 1 M files of 1 KiB take ~12 GiB at the peak (source, replayed source and replayed
+# copy), on a tmpfs the script mounts. Run as root from the repository after scripts/setup.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 read -r -a counts <<<"${1:-100000 300000 1000000}"
