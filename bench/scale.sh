@@ -42,11 +42,9 @@ timed() {  # LOG COMMAND...: runs COMMAND; "$work/time" gets its peak RSS (KiB) 
     echo "scale: $* failed:" >&2; tail -n 5 "$log" >&2; exit 1; }
   read -r rss_kb wall < <(tail -n 1 "$work/time")
 }
-json() { /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."): d=d[k]
-print(d)' "$@"; }
-row() {  # FILES STEP WALL RATE UNIT RSS_KB
-  printf '%9s  %-8s %9.2f s %12.0f %-8s %8.1f MiB\n' "$1" "$2" "$3" "$4" "$5" "$(echo "$6 / 1024" | bc -l)"
+row() {  # FILES STEP WALL RATE UNIT [RSS_KB]: no RSS for a step that is part of another's process
+  printf '%9s  %-8s %9.2f s %12.0f %-8s %s\n' "$1" "$2" "$3" "$4" "$5" \
+    "$([[ -n ${6:-} ]] && printf '%8.1f MiB' "$(echo "$6 / 1024" | bc -l)" || echo "  (in replay)")"
 }
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); files of $size bytes; $tool"
@@ -68,11 +66,10 @@ for n in "${counts[@]}"; do
   mkdir "$work/target"
   timed "$work/replay.log" "$fsrr" replay "$work/t.trace" "$work/target" --timing afap \
     --no-progress --report "$work/report.json"
-  prep_ns=$(json "$work/report.json" prepare.wall_ns)
-  prep_files=$(json "$work/report.json" prepare.files)
-  wall_ns=$(json "$work/report.json" wall_ns)
-  mismatches=$(json "$work/report.json" mismatches)
-  row "$n" prepare "$(echo "$prep_ns / 10^9" | bc -l)" "$(echo "$prep_files * 10^9 / $prep_ns" | bc -l)" files/s "$rss_kb"
+  read -r prep_ns prep_files wall_ns mismatches < <(/usr/bin/python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["prepare"]["wall_ns"], r["prepare"]["files"], r["wall_ns"], r["mismatches"])' "$work/report.json")
+  row "$n" prepare "$(echo "$prep_ns / 10^9" | bc -l)" "$(echo "$prep_files * 10^9 / $prep_ns" | bc -l)" files/s
   row "$n" replay "$wall" "$(echo "$events * 10^9 / $wall_ns" | bc -l)" events/s "$rss_kb"
 
   timed "$work/verify.log" "$fsrr" verify "$work/t.trace" "$work/target"
