@@ -60,9 +60,10 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
       shared_(t, d),
       fds_(thread_table(r)),
       flow_(r, false),
-      paths_(r, t),
+      paths_(r, t, o.path_generation),
       clock_(o.timing, 0),
       lanes_(r.thread_count() + 1) {
+  shared_.trace = &r;
   shared_.strict = o.strict;
   shared_.issue_all = o.issue_all;
   shared_.privilege = o.privilege;

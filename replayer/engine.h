@@ -40,6 +40,9 @@ struct engine_options {
   // A single-thread trace: decode it on a helper thread, ahead of the replay, when the process
   // may use more than one CPU.
   bool decode_ahead = true;
+  // Resolved trace paths are kept in generations of this many (op_dispatch.h's path_cache),
+  // freed as the ops that use them finish: what bounds their memory.
+  size_t path_generation = 16384;
   // Called from the calling thread a few times a second, e.g. for a progress line.
   std::function<void(const engine_progress&)> progress;
   // Set from elsewhere (a signal handler) to stop the replay; the report says "interrupted".

@@ -163,6 +163,7 @@ class dispatcher {
   void finish(lane& l);
   void reap(bool all);
   void recycle();
+  void retire_paths();
 
   trace_reader& reader_;
   const engine_options& opt_;

@@ -38,9 +38,20 @@ void dispatcher::dispatch_all(trace_reader::event_stream& events, event e, uint6
     if ((seq_ & 255) == 0) {
       recycle();
       reap(false);
+      retire_paths();
     }
     maybe_progress(seq_, e.ts);
   } while (next(events, e));
+}
+
+// Between two ops, every op that may refer to the current path generation is queued: it is
+// freed once each lane has finished the ops it holds now.
+void dispatcher::retire_paths() {
+  if (!paths_.full()) return paths_.collect();
+  std::vector<dependency> until;
+  for (const auto& l : lanes_)
+    if (l && !l->q.done.reached(l->q.tail())) until.push_back({&l->q.done, l->q.tail()});
+  paths_.retire(std::move(until));
 }
 
 lane& dispatcher::lane_for(thread_id t) {

@@ -73,6 +73,7 @@ void dispatcher::single_inline(trace_reader::event_stream& events, const event& 
     execute(w, nullptr, runner, sched, clock_, total_, shared_);
     runner.release(w);
     for (const handle_id h : w.fx.released) fds_.recycle(h);
+    if (paths_.full()) paths_.retire({});  // nothing holds the op's paths now
     maybe_progress(++done, e.ts);
   } while (next(events, e));
 }
@@ -111,6 +112,8 @@ void dispatcher::settle_ahead(trace_reader::event_stream& events, op_batches& b)
   event e;
   for (uint32_t n = 1;; ++n) {
     b.filled.advance();  // batch n - 1
+    // The current path generation is referred to by batches up to n - 1 alone.
+    if (paths_.full()) paths_.retire({{&b.drained, n}});
     if (n - drained_seen >= op_batches::count) {
       drained_seen = b.drained.value.load(std::memory_order_acquire);
       if (n - drained_seen >= op_batches::count) {  // full: refill once half is free

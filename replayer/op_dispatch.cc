@@ -85,29 +85,65 @@ std::string resolved_path::trace_path() const {
   return s.empty() ? "/" : s;
 }
 
-path_cache::path_cache(trace_reader& reader, const target_root& target)
-    : reader_(reader), target_(target), index_(reader.path_count() + 1) {}
+path_cache::path_cache(trace_reader& reader, const target_root& target, size_t generation)
+    : reader_(reader),
+      target_(target),
+      generation_(std::max<size_t>(generation, 1)),
+      index_(reader.path_count() + 1),
+      current_(std::make_unique<struct generation>()) {}
 
 path_cache::~path_cache() = default;
 
 const resolved_path* path_cache::get(path_id id) {
   if (id == no_id || id >= index_.size()) return nullptr;
-  if (index_[id]) return index_[id];
-  // Ancestors first, from the nearest one resolved: no recursion, whatever the depth.
+  if (current(index_[id])) return index_[id];
+  // Ancestors first, from the nearest current one: no recursion, whatever the depth.
   std::vector<path_id> chain;
-  for (path_id q = reader_.path(id).parent; q != no_id && q < index_.size() && !index_[q];
+  for (path_id q = reader_.path(id).parent; q != no_id && q < index_.size() && !current(index_[q]);
        q = reader_.path(q).parent)
     chain.push_back(q);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) resolve(*it);
   return resolve(id);
 }
 
+void path_cache::retire(std::vector<dependency> until) {
+  current_->until = std::move(until);
+  const uint32_t next = current_->number + 1;
+  retired_.push_back(std::move(current_));
+  current_ = std::make_unique<generation>();
+  current_->number = next;
+  collect();
+}
+
+void path_cache::collect() {
+  // Generations retire in order, and a later one's dependencies lie no earlier.
+  while (!retired_.empty() &&
+         std::all_of(retired_.front()->until.begin(), retired_.front()->until.end(),
+                     [](const dependency& d) { return d.lane->reached(d.count); })) {
+    free(*retired_.front());
+    retired_.pop_front();
+  }
+}
+
+void path_cache::free(generation& g) {
+  for (const resolved_path& p : g.entries)
+    if (index_[p.id] == &p) index_[p.id] = nullptr;
+}
+
+size_t path_cache::live_entries() const {
+  size_t n = current_->entries.size();
+  for (const auto& g : retired_) n += g->entries.size();
+  return n;
+}
+
 const resolved_path* path_cache::resolve(path_id id) {
-  if (index_[id]) return index_[id];
+  if (current(index_[id])) return index_[id];
   const path_entry& entry = reader_.path(id);
   const bool top = entry.parent == no_id;
   const resolved_path* up = top || entry.parent >= index_.size() ? nullptr : index_[entry.parent];
-  resolved_path& p = entries_.emplace_back();
+  resolved_path& p = current_->entries.emplace_back();
+  p.gen = current_->number;
+  p.id = id;
   p.parent = entry.parent;
   p.up = up;
   p.last = entry.name;
@@ -296,7 +332,7 @@ int64_t op_runner::open_file(const work_item& w) {
     return fd;
   }
   handle_slot& h = s_.handles[w.fx.h1];
-  h = {fd, static_cast<uint32_t>(flags), content_key(e.path), w.p1};
+  h = {fd, static_cast<uint32_t>(flags), content_key(e.path), e.path};
   return fd;
 }
 
@@ -317,7 +353,7 @@ int64_t op_runner::bind_fd(const work_item& w) {
     ::close(fd);
     fd = -errno;
   }
-  s_.handles[w.fx.h1] = {fd, static_cast<uint32_t>(flags), content_key(e.path), w.p1};
+  s_.handles[w.fx.h1] = {fd, static_cast<uint32_t>(flags), content_key(e.path), e.path};
   return fd < 0 ? fd : 0;
 }
 
@@ -592,8 +628,8 @@ void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns)
   std::string where;
   if (w.p1)
     where = w.p1->trace_path();
-  else if (w.fx.h1 && s_.handles[w.fx.h1].path)
-    where = s_.handles[w.fx.h1].path->trace_path();
+  else if (w.fx.h1 && s_.handles[w.fx.h1].path != no_id && s_.trace)
+    where = s_.trace->placed_path(s_.handles[w.fx.h1].path);
   else
     where = fmt::format("fd {}", e.fd);
   if (stats_.first_mismatches.size() < s_.listed_mismatches)

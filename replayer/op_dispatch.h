@@ -31,8 +31,10 @@ namespace fsrr {
 // A trace path as the replay threads use it, resolved once by the dispatcher.
 struct resolved_path {
   bool ok = false;           // beneath TARGET/maps; else every op on it is refused (-EXDEV)
+  uint32_t gen = 0;          // the path_cache generation it belongs to
   target_root::location at;  // the object itself
   size_t name_at = 0;        // where the last component starts in at.rel
+  path_id id = no_id;
   path_id parent = no_id;    // key of the parent directory in the per-thread directory cache
   const resolved_path* up = nullptr;               // the parent's entry; none for "/"
   std::string_view last;                           // the last component, as the trace has it
@@ -44,19 +46,39 @@ struct resolved_path {
   std::string trace_path() const;  // "/a/b", for reports
 };
 
-// Resolves each path id once; entries never move or change, so replay threads may hold them.
+// Resolves trace paths for the dispatcher, in generations so that its memory does not grow
+// with the trace's paths: an entry, and the entries of its ancestors its `up` chain reaches,
+// stay put until its generation is freed. Once the current generation is full, the dispatcher
+// retires it between two ops, with the point each queue of ops must reach before nothing
+// queued refers to it any more; a path asked for again after that is resolved anew.
 class path_cache {
  public:
-  path_cache(trace_reader& reader, const target_root& target);
+  path_cache(trace_reader& reader, const target_root& target, size_t generation);
   ~path_cache();
   const resolved_path* get(path_id id);  // nullptr for no_id or an unknown id
+  // The current generation holds its share of entries: time to retire().
+  bool full() const { return current_->entries.size() >= generation_; }
+  // Starts a new generation; the old one is freed once every dependency is reached (an empty
+  // list: at once, as nothing queued refers to it).
+  void retire(std::vector<dependency> until);
+  void collect();               // frees the retired generations whose dependencies are reached
+  size_t live_entries() const;  // in all generations not yet freed
 
  private:
-  const resolved_path* resolve(path_id id);  // its parent resolved already
+  struct generation {
+    uint32_t number = 0;
+    std::deque<resolved_path> entries;
+    std::vector<dependency> until;
+  };
+  bool current(const resolved_path* p) const { return p && p->gen == current_->number; }
+  const resolved_path* resolve(path_id id);  // its ancestors current already
+  void free(generation& g);
   trace_reader& reader_;
   const target_root& target_;
-  std::deque<resolved_path> entries_;
-  std::vector<const resolved_path*> index_;
+  size_t generation_;
+  std::vector<const resolved_path*> index_;  // by path id: its newest entry, if not freed
+  std::deque<std::unique_ptr<generation>> retired_;
+  std::unique_ptr<generation> current_;
   // The trace paths of the last few parents (a copy alternates between two directories).
   struct parent_path {
     path_id id = no_id;
@@ -86,8 +108,8 @@ struct alignas(64) work_item {
 struct handle_slot {
   int fd = -1;
   uint32_t flags = 0;
-  uint64_t key = 0;  // data key of the file's bytes
-  const resolved_path* path = nullptr;
+  uint64_t key = 0;      // data key of the file's bytes
+  path_id path = no_id;  // what it was opened by, for reports
 };
 
 class handle_table {
@@ -122,6 +144,7 @@ struct replay_shared {
   std::atomic<uint64_t> namespace_gen{0};  // bumped when a directory may have moved or gone
   uint64_t start_tick = 0;                 // latency_clock at the replay's start: the timeline's 0
   std::span<uint8_t> sink;                 // where reads land; contents never looked at
+  trace_reader* trace = nullptr;           // names for reports (its tables are read-only)
 
   replay_shared(const target_root& t, const data_source& d);
   ~replay_shared();
