@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -42,7 +43,7 @@ class trace_reader {
   // Ids come from this trace's events and tree, which the reader checked: an unknown id (a
   // caller's bug) gets an empty entry.
   const trace_summary& summary();
-  const std::vector<tree_entry>& tree();
+  const std::deque<tree_entry>& tree();
   size_t path_count();
   // "/a/b", as the process saw it (from its root); "" for no_id.
   std::string path_string(path_id id);

@@ -2,6 +2,7 @@
 // event_stream.cc (the time-ordered merge of the events). Not part of the public API.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -39,13 +40,15 @@ struct trace_reader::impl {
   size_t defs_through = 0;  // blocks whose tables, tree and counters are applied
   size_t checked_tops = 0, checked_threads = 0;  // table entries validated against the roots
   std::vector<std::unique_ptr<char[]>> name_storage;  // path names, one blob per block
-  std::vector<path_entry> paths{1};                   // index 0 is "none"
-  std::vector<std::string> strings{1};
-  std::vector<file_info> files{1};
-  std::vector<thread_info> threads{1};
+  // The tables and the tree grow a chunk at a time: a vector's doubling would hold up to three
+  // times a large tree's entries at its peak.
+  std::deque<path_entry> paths{1};  // index 0 is "none"
+  std::deque<std::string> strings{1};
+  std::deque<file_info> files{1};
+  std::deque<thread_info> threads{1};
   std::vector<trace_root> roots;            // roots[k] is root k + 1
   std::vector<uint32_t> root_of_top;        // by path id of a top (parentless path): its root
-  std::vector<tree_entry> tree;
+  std::deque<tree_entry> tree;
   uint64_t lost = 0, incomplete = 0, pauses = 0, paused_ns = 0, filtered = 0;
   std::map<std::pair<op, fd_kind>, uint64_t> nonfile;
   std::vector<std::pair<uint64_t, int64_t>> clocks;  // (CLOCK_MONOTONIC, CLOCK_REALTIME) pairs
@@ -70,6 +73,7 @@ struct trace_reader::impl {
   result<void> open_file();
   result<void> read_header(const frame_ref& f);
   result<void> read_footer(const frame_ref& f);
+  void forget(const frame_ref& f) const;  // drops its mapped pages from the process
   result<const fb::Block*> load_block(size_t i, std::vector<uint8_t>& buf) const;
   result<void> apply_block(size_t i, const fb::Block& b);
   result<void> load_tables();

@@ -94,7 +94,7 @@ flatbuffers::Offset<fb::Tree> write_tree(flatbuffers::FlatBufferBuilder& fbb,
   return b.Finish();
 }
 
-result<void> read_tree(const fb::Tree& t, const table_sizes& known, std::vector<tree_entry>& out) {
+result<void> read_tree(const fb::Tree& t, const table_sizes& known, std::deque<tree_entry>& out) {
   auto fail = [](std::string what) { return failure(std::move(what)); };
 
   const size_t n = len(t.path());

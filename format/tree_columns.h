@@ -2,6 +2,7 @@
 // delta coding of each column (trace.fbs, table Tree) has one definition.
 #pragma once
 
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,6 @@ struct table_sizes {
 
 // Appends the block's entries to `out`; fails if the columns are inconsistent or refer to
 // unknown table entries.
-result<void> read_tree(const fb::Tree& t, const table_sizes& known, std::vector<tree_entry>& out);
+result<void> read_tree(const fb::Tree& t, const table_sizes& known, std::deque<tree_entry>& out);
 
 }  // namespace fsrr

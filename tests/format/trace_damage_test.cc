@@ -43,7 +43,7 @@ struct contents {
 contents read_everything(const std::string& p) {
   trace_reader r = or_throw(trace_reader::open(p));
   contents c;
-  c.tree = r.tree();
+  c.tree.assign(r.tree().begin(), r.tree().end());
   for (const auto& t : c.tree) c.tree_paths.push_back(r.path_string(t.path));
   auto s = r.events();
   event e;
