@@ -180,7 +180,6 @@ data_flow::data_flow(trace_reader& trace, bool all_contents)
     : trace_(trace), all_contents_(all_contents) {
   const size_t files = trace.file_count() + 1;
   reaches_.assign(files, 0);
-  initial_.assign(files, {0, 0});
   initial_entry_.assign(files, nullptr);
   seen_.assign(files, false);
   read_.assign(files, false);
@@ -195,7 +194,6 @@ data_flow::data_flow(trace_reader& trace, bool all_contents)
       by_path_[t.path] = &t;
       continue;
     }
-    initial_[t.file] = {content_key(t.path), t.size};
     initial_entry_[t.file] = &t;
     reaches_[t.file] = std::max(reaches_[t.file], t.size);
   }
@@ -231,7 +229,6 @@ void data_flow::first_sight(file_id f, path_id p) {
   if (initial_entry_[f] || p >= by_path_.size() || !by_path_[p]) return;
   const tree_entry& t = *by_path_[p];
   by_path_[p] = nullptr;
-  initial_[f] = {content_key(t.path), t.size};
   initial_entry_[f] = &t;
   reaches_[f] = std::max(reaches_[f], t.size);
 }
@@ -241,7 +238,9 @@ const content_map* data_flow::content(file_id f) const {
 }
 
 std::pair<uint64_t, uint64_t> data_flow::initial(file_id f) const {
-  return f < initial_.size() ? initial_[f] : std::pair<uint64_t, uint64_t>{0, 0};
+  const tree_entry* t = f < initial_entry_.size() ? initial_entry_[f] : nullptr;
+  return t ? std::pair<uint64_t, uint64_t>{content_key(t->path), t->size}
+           : std::pair<uint64_t, uint64_t>{0, 0};
 }
 
 content_map& data_flow::changed(file_id f) {

@@ -174,8 +174,7 @@ class data_flow {
   const bool all_contents_;
   std::vector<bool> read_;  // by file id: read or copied from somewhere in the trace
   std::vector<uint64_t> reaches_;                  // by file id: the largest size it gets
-  std::vector<std::pair<uint64_t, uint64_t>> initial_;  // by file id: key, size
-  std::vector<const tree_entry*> initial_entry_;        // by file id, for sparse extents
+  std::vector<const tree_entry*> initial_entry_;   // by file id: its initial contents
   std::vector<const tree_entry*> by_path_;  // by path id: tree files no event has named yet
   std::vector<bool> seen_;                  // by file id: named by an event
   std::vector<std::unique_ptr<content_map>> changed_;  // by file id

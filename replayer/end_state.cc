@@ -22,6 +22,7 @@ struct object {
   bool touched = false;
   file_id file = no_id;  // the inode in the trace, where known: what its content is kept by
   bool content_done = false;
+  uint32_t taken = 0;  // names take() has handed out
 };
 
 // The namespace as a tree of names, so a renamed directory takes its contents along.
@@ -78,17 +79,22 @@ class end_state_model::impl {
   }
 
   void load_tree() {
+    // Entry by entry, not through expected_from_tree(): its map would double the peak.
     std::unordered_map<uint32_t, std::shared_ptr<object>> groups;
-    for (auto& [path, x] : expected_from_tree(r_)) {
-      std::shared_ptr<object>& o = x.link_group ? groups[x.link_group] : scratch_;
-      if (!o || !x.link_group) {
+    const auto& tree = r_.tree();
+    for (size_t i = 0; i < tree.size(); ++i) {
+      if (!expected_in_tree(tree[i])) continue;
+      const uint32_t group = tree[i].link_group;
+      std::shared_ptr<object> fresh;
+      std::shared_ptr<object>& o = group ? groups[group] : fresh;
+      if (!o) {
         o = std::make_shared<object>();
-        o->x = x;
+        o->x = expected_of(r_, i);
       }
-      make(path)->obj = o;
-      next_group_ = std::max(next_group_, x.link_group + 1);
+      make(r_.placed_path(tree[i].path))->obj = o;
+      next_group_ = std::max(next_group_, group + 1);
     }
-    for (const tree_entry& e : r_.tree())
+    for (const tree_entry& e : tree)
       if (e.file)
         if (node* n = find(r_.placed_path(e.path))) {
           files_[e.file] = n->obj;
@@ -201,6 +207,41 @@ class end_state_model::impl {
     walk(root_, names, s);
     for (const std::string& p : removed_)
       if (!s.count(p)) s[p].absent = true;
+    return s;
+  }
+
+  // result(), taking the model apart as it goes: each node is freed once its entry is out,
+  // so the model and the state it becomes are never both whole.
+  expected_state take() {
+    files_.clear();  // the nodes alone hold the objects now
+    std::unordered_map<const object*, uint32_t> names;
+    count_names(root_, names);
+    expected_state s;
+    std::vector<std::pair<std::unique_ptr<node>, std::string>> todo;
+    const auto push_children = [&](node& n, const std::string& p) {
+      for (auto it = n.children.rbegin(); it != n.children.rend(); ++it)
+        todo.emplace_back(std::move(it->second), p + "/" + it->first);
+      n.children.clear();
+    };
+    push_children(root_, "");
+    while (!todo.empty()) {
+      auto [n, p] = std::move(todo.back());
+      todo.pop_back();
+      object& o = *n->obj;
+      const uint32_t count = names[&o];
+      if (o.touched && S_ISREG(o.x.mode) && count > 1 && o.x.link_group == 0)
+        o.x.link_group = next_group_++;
+      if (S_ISREG(o.x.mode) && o.touched) content_of(o);
+      o.x.changed = o.touched;
+      if (++o.taken == count)
+        s[p] = std::move(o.x);  // its last name
+      else
+        s[p] = o.x;
+      push_children(*n, p);
+    }
+    for (const std::string& p : removed_)
+      if (!s.count(p)) s[p].absent = true;
+    removed_.clear();
     return s;
   }
 
@@ -445,7 +486,6 @@ class end_state_model::impl {
   fd_map fds_;
   data_flow flow_;
   node root_;
-  std::shared_ptr<object> scratch_;
   uint32_t next_group_ = 1;
   std::unordered_map<file_id, std::shared_ptr<object>> files_;
   std::set<std::string> removed_;
@@ -457,6 +497,9 @@ end_state_model::end_state_model(trace_reader& trace) : impl_(std::make_unique<i
 end_state_model::~end_state_model() = default;
 void end_state_model::apply(const event& e) { impl_->apply(e); }
 expected_state end_state_model::result() { return impl_->result(); }
+expected_state end_state_model::take() {
+  return impl_->take();
+}
 const fd_map& end_state_model::fds() const { return impl_->fds(); }
 
 result<expected_state> expected_end_state(trace_reader& trace) {
@@ -465,7 +508,7 @@ result<expected_state> expected_end_state(trace_reader& trace) {
   event e;
   while (events.next(e)) m.apply(e);
   FSRR_TRY(events.status());
-  return m.result();
+  return m.take();
 }
 
 }  // namespace fsrr

@@ -25,6 +25,7 @@ class end_state_model {
   end_state_model& operator=(const end_state_model&) = delete;
   void apply(const event& e);  // the events in trace order
   expected_state result();     // the state after the events applied so far
+  expected_state take();       // the same, the model used up: its memory freed as it goes
   const fd_map& fds() const;   // the fd tables then
 
  private:

@@ -126,32 +126,38 @@ class parent_dir {
 
 }  // namespace
 
+expected_entry expected_of(trace_reader& trace, size_t i) {
+  const tree_entry& e = trace.tree()[i];
+  expected_entry x;
+  x.tree_index = i;
+  x.mode = e.mode;
+  x.size = e.size;
+  x.check_size = S_ISREG(e.mode);
+  if (S_ISLNK(e.mode)) x.target = trace.string(e.target);
+  x.mtime_ns = e.mtime_ns;
+  x.uid = e.uid;
+  x.gid = e.gid;
+  x.link_group = e.link_group;
+  for (const auto& a : e.xattrs) x.xattrs.emplace_back(trace.string(a.name), a.size);
+  std::sort(x.xattrs.begin(), x.xattrs.end());
+  if (S_ISREG(e.mode)) {
+    source_list all;
+    tree_content(e).read(0, e.size, all);
+    x.content.assign(all.begin(), all.end());
+    x.check_content = true;
+  }
+  return x;
+}
+
+bool expected_in_tree(const tree_entry& e) {
+  return !S_ISCHR(e.mode) && !S_ISBLK(e.mode);  // never created by a replay
+}
+
 expected_state expected_from_tree(trace_reader& trace) {
   expected_state s;
   const auto& tree = trace.tree();
-  for (size_t i = 0; i < tree.size(); ++i) {
-    const tree_entry& e = tree[i];
-    if (S_ISCHR(e.mode) || S_ISBLK(e.mode)) continue;  // never created by a replay
-    expected_entry x;
-    x.tree_index = i;
-    x.mode = e.mode;
-    x.size = e.size;
-    x.check_size = S_ISREG(e.mode);
-    if (S_ISLNK(e.mode)) x.target = trace.string(e.target);
-    x.mtime_ns = e.mtime_ns;
-    x.uid = e.uid;
-    x.gid = e.gid;
-    x.link_group = e.link_group;
-    for (const auto& a : e.xattrs) x.xattrs.emplace_back(trace.string(a.name), a.size);
-    std::sort(x.xattrs.begin(), x.xattrs.end());
-    if (S_ISREG(e.mode)) {
-      source_list all;
-      tree_content(e).read(0, e.size, all);
-      x.content.assign(all.begin(), all.end());
-      x.check_content = true;
-    }
-    s[trace.placed_path(e.path)] = std::move(x);
-  }
+  for (size_t i = 0; i < tree.size(); ++i)
+    if (expected_in_tree(tree[i])) s[trace.placed_path(tree[i].path)] = expected_of(trace, i);
   return s;
 }
 

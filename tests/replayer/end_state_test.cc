@@ -304,3 +304,76 @@ TEST_CASE("the end-state model's fd handles are reused: its memory follows the o
   CHECK(m.fds().handle_capacity() == 3);  // handle 0 (none) and two (402 without reuse)
   CHECK(m.result().at("/dst/f199").size == file_size(199));
 }
+
+TEST_CASE("taking the end state apart as it is handed out gives the state result() gives") {
+  replay_fixture f;
+  SECTION("rsync: temporary names renamed over") {
+    record_rsync(f.trace, 30);
+  }
+  SECTION("hard links, a truncate, a removal, a rename of a directory") {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    b.tree_dir("/d");
+    b.tree_dir("/d/sub");
+    b.tree_file("/d/sub/x", 10);
+    b.tree_file("/d/a", 5000);
+    b.tree_file("/d/gone", 10);
+    const file_id a = b.file(2);
+    event& o = b.next(t, op::openat, 3);
+    o.path = b.path("/d/a");
+    o.file = a;
+    o.flags = O_RDWR;
+    event& tr = b.next(t, op::ftruncate);
+    tr.fd = 3;
+    tr.file = a;
+    tr.size = 100;
+    for (const char* name : {"/d/b", "/d/sub/c"}) {
+      event& ln = b.next(t, op::link);
+      ln.path = b.path("/d/a");
+      ln.path2 = b.path(name);
+    }
+    b.next(t, op::unlink).path = b.path("/d/gone");
+    event& mv = b.next(t, op::rename);
+    mv.path = b.path("/d/sub");
+    mv.path2 = b.path("/d/moved");
+    b.next(t, op::close).fd = 3;
+    b.finish();
+  }
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  end_state_model whole(r), taken(r);
+  auto events = r.events();
+  for (event e; events.next(e);) {
+    whole.apply(e);
+    taken.apply(e);
+  }
+  REQUIRE(events.status());
+  const expected_state want = whole.result(), got = taken.take();
+  REQUIRE(got.size() == want.size());
+  CHECK(got.size() >= 8);  // the second: /d, a, b, gone, sub, moved, moved/x, moved/c
+  for (auto g = got.begin(), w = want.begin(); g != got.end(); ++g, ++w) {
+    INFO(g->first);
+    REQUIRE(g->first == w->first);
+    const expected_entry &x = g->second, &y = w->second;
+    CHECK(x.absent == y.absent);
+    CHECK(x.mode == y.mode);
+    CHECK(x.check_mode == y.check_mode);
+    CHECK(x.size == y.size);
+    CHECK(x.check_size == y.check_size);
+    CHECK(x.target == y.target);
+    CHECK(x.mtime_ns == y.mtime_ns);
+    CHECK(x.check_mtime == y.check_mtime);
+    CHECK(x.xattrs == y.xattrs);
+    CHECK(x.link_group == y.link_group);
+    CHECK(x.content == y.content);
+    CHECK(x.check_content == y.check_content);
+    CHECK(x.tree_index == y.tree_index);
+    CHECK(x.changed == y.changed);
+  }
+  if (got.count("/d/moved/c")) {
+    CHECK(got.at("/d/a").link_group != 0);
+    CHECK(got.at("/d/moved/c").link_group == got.at("/d/a").link_group);
+    CHECK(got.at("/d/b").size == 100);
+    CHECK(got.at("/d/sub").absent);
+    CHECK(got.at("/d/moved/x").size == 10);
+  }
+}
