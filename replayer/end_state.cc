@@ -211,12 +211,24 @@ class end_state_model::impl {
   }
 
   // result(), taking the model apart as it goes: each node is freed once its entry is out,
-  // so the model and the state it becomes are never both whole.
-  expected_state take() {
+  // so the model and the state it becomes are never both whole. `each` gets the state in
+  // parts of about `batch` entries: first the names removed, then the namespace depth first.
+  void take(size_t batch, const std::function<void(expected_state&)>& each) {
     files_.clear();  // the nodes alone hold the objects now
     std::unordered_map<const object*, uint32_t> names;
     count_names(root_, names);
     expected_state s;
+    const auto flush = [&](size_t at_least) {
+      if (s.size() < at_least) return;
+      each(s);
+      s.clear();
+    };
+    for (const std::string& p : removed_)
+      if (!find(p)) {
+        s[p].absent = true;
+        flush(batch);
+      }
+    removed_.clear();
     std::vector<std::pair<std::unique_ptr<node>, std::string>> todo;
     const auto push_children = [&](node& n, const std::string& p) {
       for (auto it = n.children.rbegin(); it != n.children.rend(); ++it)
@@ -238,11 +250,9 @@ class end_state_model::impl {
       else
         s[p] = o.x;
       push_children(*n, p);
+      flush(batch);
     }
-    for (const std::string& p : removed_)
-      if (!s.count(p)) s[p].absent = true;
-    removed_.clear();
-    return s;
+    flush(1);
   }
 
  private:
@@ -498,7 +508,12 @@ end_state_model::~end_state_model() = default;
 void end_state_model::apply(const event& e) { impl_->apply(e); }
 expected_state end_state_model::result() { return impl_->result(); }
 expected_state end_state_model::take() {
-  return impl_->take();
+  expected_state s;
+  impl_->take(SIZE_MAX, [&](expected_state& part) { s = std::move(part); });
+  return s;
+}
+void end_state_model::take(size_t batch, const std::function<void(expected_state&)>& each) {
+  impl_->take(batch, each);
 }
 const fd_map& end_state_model::fds() const { return impl_->fds(); }
 
@@ -509,6 +524,16 @@ result<expected_state> expected_end_state(trace_reader& trace) {
   while (events.next(e)) m.apply(e);
   FSRR_TRY(events.status());
   return m.take();
+}
+
+result<void> check_end_state(trace_reader& trace, comparer& c, size_t batch) {
+  end_state_model m(trace);
+  auto events = trace.events();
+  event e;
+  while (events.next(e)) m.apply(e);
+  FSRR_TRY(events.status());
+  m.take(batch, [&](const expected_state& part) { c.check(part); });
+  return {};
 }
 
 }  // namespace fsrr

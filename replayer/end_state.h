@@ -6,6 +6,7 @@
 // files moved with every write. compare() in verify.h checks a target against it.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "fd_map.h"
@@ -15,6 +16,9 @@
 namespace fsrr {
 
 result<expected_state> expected_end_state(trace_reader& trace);  // fails on damaged events
+// The same handed to `c` a part of about `batch` entries at a time, each let go once checked:
+// what verify runs, without the whole state in memory at once.
+result<void> check_end_state(trace_reader& trace, comparer& c, size_t batch = 65536);
 
 // The same, event by event: the state at any point of the trace (slice's start).
 class end_state_model {
@@ -26,6 +30,8 @@ class end_state_model {
   void apply(const event& e);  // the events in trace order
   expected_state result();     // the state after the events applied so far
   expected_state take();       // the same, the model used up: its memory freed as it goes
+  // take(), in parts of about `batch` entries, each handed to `each` and then dropped.
+  void take(size_t batch, const std::function<void(expected_state&)>& each);
   const fd_map& fds() const;   // the fd tables then
 
  private:

@@ -161,15 +161,18 @@ expected_state expected_from_tree(trace_reader& trace) {
   return s;
 }
 
-namespace {
+namespace {}  // namespace
 
-// A name of a hard-link group, as found: the groups are checked once every range is done.
-struct group_member {
+// A name of a hard-link group, as found: the groups are checked once every part is done.
+struct comparer::member {
   uint32_t group;
   dev_t dev;
   ino_t ino;
-  const std::string* path;
+  std::string path;
 };
+
+namespace {
+using group_member = comparer::member;
 
 // Whether the file open at `fd` holds `content`, as `data` makes it: "" if so, or where not.
 std::string content_difference(int fd, const std::vector<source_piece>& content,
@@ -295,7 +298,7 @@ void check_range(expected_state::const_iterator begin, expected_state::const_ite
           differ(fmt::format("xattrs [{}], expected [{}]", g, w));
         }
       }
-      if (x.link_group != 0) members.push_back({x.link_group, st.st_dev, st.st_ino, &path});
+      if (x.link_group != 0) members.push_back({x.link_group, st.st_dev, st.st_ino, path});
     }
     if (!by_name) ::close(fd);
   }
@@ -305,15 +308,27 @@ void check_range(expected_state::const_iterator begin, expected_state::const_ite
 
 std::vector<difference> compare(const expected_state& expected, const target_root& target,
                                 const verify_options& options) {
+  comparer c(target, options);
+  c.check(expected);
+  return c.finish();
+}
+
+comparer::comparer(const target_root& target, const verify_options& options)
+    : target_(target), options_(options) {}
+
+comparer::~comparer() = default;
+
+void comparer::check(const expected_state& expected) {
   // Large states are looked at by a few threads, each over a contiguous range of paths (the
   // look-ups are system calls: they scale with the cores).
   constexpr size_t per_thread_at_least = 16384;
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
   const size_t threads =
       std::clamp<size_t>(expected.size() / per_thread_at_least, 1,
-                         options.threads ? options.threads : std::min<size_t>(cores, 4));
+                         options_.threads ? options_.threads : std::min<size_t>(cores, 4));
   std::vector<std::vector<difference>> diffs(threads);
-  std::vector<std::vector<group_member>> members(threads);
+  const size_t first = members_.size();
+  members_.resize(first + threads);
   {
     std::vector<std::jthread> workers;
     auto from = expected.begin();
@@ -321,30 +336,36 @@ std::vector<difference> compare(const expected_state& expected, const target_roo
       auto to = from;
       std::advance(to, t + 1 == threads ? std::distance(from, expected.end())
                                         : static_cast<ptrdiff_t>(expected.size() / threads));
+      auto& found = members_[first + t];
       if (t + 1 == threads)
-        check_range(from, to, target, options, diffs[t], members[t]);  // this thread's share
+        check_range(from, to, target_, options_, diffs[t], found);  // this thread's share
       else
         workers.emplace_back(
-            [&, from, to, t] { check_range(from, to, target, options, diffs[t], members[t]); });
+            [&, from, to, t] { check_range(from, to, target_, options_, diffs[t], found); });
       from = to;
     }
   }
-  std::vector<difference> out;
-  for (auto& d : diffs) std::move(d.begin(), d.end(), std::back_inserter(out));
+  for (auto& d : diffs) std::move(d.begin(), d.end(), std::back_inserter(diffs_));
+  checked_ += expected.size();
+}
+
+std::vector<difference> comparer::finish() {
+  std::vector<difference> out = std::move(diffs_);
   // every name of a group on the inode its first name (in path order) is on
+  std::vector<const member*> names;
+  for (const auto& list : members_)
+    for (const member& m : list) names.push_back(&m);
+  std::stable_sort(names.begin(), names.end(),
+                   [](const member* a, const member* b) { return a->path < b->path; });
   std::unordered_map<uint32_t, std::pair<dev_t, ino_t>> groups;
-  bool split = false;
-  for (const auto& list : members)
-    for (const group_member& m : list) {
-      auto [it, first] = groups.try_emplace(m.group, m.dev, m.ino);
-      if (!first && it->second != std::pair<dev_t, ino_t>{m.dev, m.ino}) {
-        out.push_back({*m.path, "not a hard link of the other names of its inode"});
-        split = true;
-      }
-    }
-  if (split)  // in path order, each path's differences in the order found
-    std::stable_sort(out.begin(), out.end(),
-                     [](const difference& a, const difference& b) { return a.path < b.path; });
+  for (const member* m : names) {
+    auto [it, first] = groups.try_emplace(m->group, m->dev, m->ino);
+    if (!first && it->second != std::pair<dev_t, ino_t>{m->dev, m->ino})
+      out.push_back({m->path, "not a hard link of the other names of its inode"});
+  }
+  // in path order, each path's differences in the order found
+  std::stable_sort(out.begin(), out.end(),
+                   [](const difference& a, const difference& b) { return a.path < b.path; });
   return out;
 }
 

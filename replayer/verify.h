@@ -67,4 +67,24 @@ struct difference {
 std::vector<difference> compare(const expected_state& expected, const target_root& target,
                                 const verify_options& options);
 
+// compare() a part of the state at a time, so that a caller may hand the state over in pieces
+// and let each go once checked. The parts hold disjoint paths; finish() gives the differences
+// in path order, hard-link groups checked across all the parts.
+class comparer {
+ public:
+  comparer(const target_root& target, const verify_options& options);
+  ~comparer();
+  void check(const expected_state& part);
+  size_t checked() const { return checked_; }  // entries so far
+  std::vector<difference> finish();
+  struct member;  // a name of a hard-link group, as found
+
+ private:
+  const target_root& target_;
+  const verify_options& options_;
+  size_t checked_ = 0;
+  std::vector<difference> diffs_;
+  std::vector<std::vector<member>> members_;
+};
+
 }  // namespace fsrr

@@ -377,3 +377,36 @@ TEST_CASE("taking the end state apart as it is handed out gives the state result
     CHECK(got.at("/d/moved/x").size == 10);
   }
 }
+
+TEST_CASE("verify's check a part at a time finds what the whole state's check finds") {
+  replay_fixture f;
+  record_rsync(f.trace, 30);
+  REQUIRE(f.replay().mismatches == 0);
+  REQUIRE(::unlink((f.target + "/dst/f3").c_str()) == 0);
+  REQUIRE(::truncate((f.target + "/dst/f7").c_str(), 1) == 0);
+  const int leftover = ::open((f.target + "/dst/.f5.XXXXXX").c_str(), O_CREAT | O_WRONLY, 0600);
+  REQUIRE(leftover >= 0);
+  ::close(leftover);
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  target_root t = or_throw(target_root::open(f.target));
+  verify_options o;
+  o.times = false;
+  const expected_state whole = or_throw(expected_end_state(r));
+  const auto want = compare(whole, t, o);
+  comparer c(t, o);
+  REQUIRE(check_end_state(r, c, 3));
+  CHECK(c.checked() == whole.size());
+  const auto got = c.finish();
+  REQUIRE(want.size() == 3);
+  CHECK(want[0].path == "/dst/.f5.XXXXXX");
+  CHECK(want[0].what == "exists, expected absent");
+  CHECK(want[1].path == "/dst/f3");
+  CHECK(want[1].what == "missing");
+  CHECK(want[2].path == "/dst/f7");
+  CHECK(want[2].what == fmt::format("size 1, expected {}", file_size(7)));
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    CHECK(got[i].path == want[i].path);
+    CHECK(got[i].what == want[i].what);
+  }
+}
