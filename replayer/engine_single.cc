@@ -60,6 +60,7 @@ void dispatcher::run_single(trace_reader::event_stream& events, const event& fir
   b.quit.store(true, std::memory_order_relaxed);
   b.drained.advance(op_batches::count);  // wakes a helper waiting for room
   b.helper.join();
+  paths_.drop_retired();  // their dependencies point into `b`, which goes with the caller
 }
 
 void dispatcher::single_inline(trace_reader::event_stream& events, const event& first,

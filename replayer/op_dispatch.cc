@@ -116,13 +116,18 @@ void path_cache::retire(std::vector<dependency> until) {
 }
 
 void path_cache::collect() {
-  // Generations retire in order, and a later one's dependencies lie no earlier.
+  // Oldest first: a generation's ops were queued before a later one's.
   while (!retired_.empty() &&
          std::all_of(retired_.front()->until.begin(), retired_.front()->until.end(),
                      [](const dependency& d) { return d.lane->reached(d.count); })) {
     free(*retired_.front());
     retired_.pop_front();
   }
+}
+
+void path_cache::drop_retired() {
+  for (auto& g : retired_) free(*g);
+  retired_.clear();
 }
 
 void path_cache::free(generation& g) {

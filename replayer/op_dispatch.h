@@ -62,6 +62,7 @@ class path_cache {
   // list: at once, as nothing queued refers to it).
   void retire(std::vector<dependency> until);
   void collect();               // frees the retired generations whose dependencies are reached
+  void drop_retired();          // frees every retired generation: no op is queued any more
   size_t live_entries() const;  // in all generations not yet freed
 
  private:

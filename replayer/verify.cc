@@ -156,12 +156,16 @@ bool expected_in_tree(const tree_entry& e) {
 expected_state expected_from_tree(trace_reader& trace) {
   expected_state s;
   const auto& tree = trace.tree();
-  for (size_t i = 0; i < tree.size(); ++i)
-    if (expected_in_tree(tree[i])) s[trace.placed_path(tree[i].path)] = expected_of(trace, i);
+  // Every name of a hard-link group is the inode prepare made: its first entry in tree order.
+  std::unordered_map<uint32_t, size_t> first;
+  for (size_t i = 0; i < tree.size(); ++i) {
+    if (!expected_in_tree(tree[i])) continue;
+    const uint32_t group = tree[i].link_group;
+    const size_t from = group ? first.try_emplace(group, i).first->second : i;
+    s[trace.placed_path(tree[i].path)] = expected_of(trace, from);
+  }
   return s;
 }
-
-namespace {}  // namespace
 
 // A name of a hard-link group, as found: the groups are checked once every part is done.
 struct comparer::member {

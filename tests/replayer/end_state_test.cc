@@ -410,3 +410,40 @@ TEST_CASE("verify's check a part at a time finds what the whole state's check fi
     CHECK(got[i].what == want[i].what);
   }
 }
+
+TEST_CASE("every name of a hard-linked tree file is expected to hold what prepare wrote") {
+  // Tree order is not path order here: prepare makes /a/x (the group's first entry) and links
+  // /a-b to it, so /a-b must be expected to hold /a/x's bytes.
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    b.thread(1, 1, 1);
+    b.tree_dir("/a");
+    for (const char* p : {"/a/x", "/a-b"}) {
+      tree_entry e;
+      e.path = b.path(p);
+      e.mode = S_IFREG | 0644;
+      e.size = e.allocated = 3000;
+      e.nlink = 2;
+      e.link_group = 1;
+      b.writer().add_tree_entry(e);
+    }
+    b.finish();
+  }
+  data_spec random;
+  random.kind = data_kind::random;
+  random.seed = 7;
+  f.replay(afap(), random);
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  target_root t = or_throw(target_root::open(f.target));
+  const data_source data(random);
+  verify_options o;
+  o.content = &data;
+  const expected_state s = expected_from_tree(r);
+  CHECK(s.at("/a-b").content == s.at("/a/x").content);
+  for (const auto& d : compare(s, t, o)) FAIL_CHECK(d.path << ": " << d.what);
+  struct stat x, y;
+  REQUIRE(::stat((f.target + "/a/x").c_str(), &x) == 0);
+  REQUIRE(::stat((f.target + "/a-b").c_str(), &y) == 0);
+  CHECK(x.st_ino == y.st_ino);
+}
