@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# record_overhead.sh [SCALE] [ROUNDS]: what recording costs a real copy. On the tree of
-# shared/seeds/000 (SCALE 0.2: 22,220 files, 108 MiB) on tmpfs, runs `cp -a` and
-# `rsync -aAHX` natively, under `fsrr record` and under `strace -f`, interleaved, ROUNDS
-# times (default 5), and prints medians and ratios (targets: fsrr / native <= 1.20, 0 lost
-# events, <= 3 trace bytes per recorded syscall).
+# record_overhead.sh [SCALE] [ROUNDS]: what recording costs a real copy. On the seed tree
+# (bench/make_seed_tree.sh; SCALE 0.2: 22,220 files) on tmpfs, runs `cp -a` and `rsync -aAHX`
+# natively, under `fsrr record`, under the floor recorders and under `strace -f`, interleaved,
+# ROUNDS times (default 5), and prints medians and ratios. Targets: the whole `fsrr record`
+# command <= 1.20x the whole command of the minimal floor recorder (what any syscall-tracepoint
+# recorder costs on this kernel), 0 lost events, <= 3 trace bytes per recorded syscall.
 #
 # "traced" is the wall time of the whole `fsrr record -- CMD` (BPF load and the final drain
 # included); "workload" is the command's own run time as fsrr measured it (exec to exit).
@@ -45,7 +46,7 @@ for name in "${tools[@]}"; do
     *) echo "unknown tool $name" >&2; exit 2 ;;
   esac
   native=() straced=()
-  declare -A traced=() workload=() lost=() floors=()
+  declare -A traced=() workload=() lost=() floors=() floor_whole=()
   for ((i = 0; i < rounds; i++)); do
     rm -rf "$work/dst"
     a=$(ns); $tool "$src" "$work/dst"; b=$(ns)
@@ -64,7 +65,10 @@ for name in "${tools[@]}"; do
     if [ "$with_floor" != 0 ]; then
       for variant in empty minimal; do  # the command's own run time, as probe_floor measured it
         rm -rf "$work/dst"
+        a=$(ns)
         "$floor" "$variant" -- $tool "$src" "$work/dst" 2>"$work/floor.err"
+        b=$(ns)
+        floor_whole[$variant]+=" $(( b - a ))"
         floors[$variant]+=" $(sed -n 's/.*workload \([0-9.]*\) s$/\1/p' "$work/floor.err" | awk '{printf "%d", $1 * 1e9}')"
       done
     fi
@@ -105,15 +109,30 @@ print(i["events"], i["events"] - pseudo, i["trace_bytes"])')
     for variant in empty minimal; do
       # shellcheck disable=SC2086
       f=$(median ${floors[$variant]})
-      printf '  floor %-7s                         workload alone %.3f s, ratio %.2f\n' \
-        "$variant" "$(secs "$f")" "$(echo "$f / $n" | bc -l)"
+      # shellcheck disable=SC2086
+      fw=$(median ${floor_whole[$variant]})
+      printf '  floor %-7s %6.3f s   ratio %.2f                      workload alone %.3f s, ratio %.2f\n' \
+        "$variant" "$(secs "$fw")" "$(echo "$fw / $n" | bc -l)" "$(secs "$f")" "$(echo "$f / $n" | bc -l)"
+    done
+    # Issue 13.1's figure: whole commands, fsrr against the least a recorder can do.
+    # shellcheck disable=SC2086
+    fw=$(median ${floor_whole[minimal]})
+    for ((k = 0; k < ${#binaries[@]}; k++)); do
+      # shellcheck disable=SC2086
+      t=$(median ${traced[$k]})
+      # shellcheck disable=SC2086
+      w=$(median ${workload[$k]})
+      # shellcheck disable=SC2086
+      f=$(median ${floors[minimal]})
+      printf '  fsrr%s / floor minimal: whole command %.2f (target <= 1.20), workload alone %.2f\n' \
+        "$([ ${#binaries[@]} -gt 1 ] && echo " #$k")" "$(echo "$t / $fw" | bc -l)" "$(echo "$w / $f" | bc -l)"
     done
   fi
   if [ "$with_strace" != 0 ]; then
     s=$(median "${straced[@]}")
     printf '  strace -f   %8.3f s   ratio %.2f\n' "$(secs "$s")" "$(echo "$s / $n" | bc -l)"
   fi
-  unset traced workload lost floors
+  unset traced workload lost floors floor_whole
 done
 echo
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
