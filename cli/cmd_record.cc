@@ -66,6 +66,7 @@ command add_record(CLI::App& app) {
       "At the end it prints events, lost events, trace bytes, bytes/event and duration.");
   auto o = std::make_shared<recorder::record_options>();
   auto ring = std::make_shared<std::string>("16M");
+  auto queue = std::make_shared<std::string>("64M");
   auto max_size = std::make_shared<std::string>();
   auto duration = std::make_shared<double>(0);
   sub->add_option("-o,--output", o->output, "Trace file to write (created 0600)")
@@ -108,14 +109,23 @@ command add_record(CLI::App& app) {
                   "at least 256K). When it fills up faster than fsrr empties it, the traced "
                   "processes are stopped until it has room again (see --lossy)")
       ->capture_default_str();
+  sub->add_option("--queue", *queue,
+                  "Memory for events emptied from the ring buffer and waiting for fsrr to "
+                  "decode them, with K/M/G suffix (at least 128K). When it is full the ring "
+                  "buffer fills and the traced processes are stopped (see --lossy)")
+      ->capture_default_str();
   sub->add_flag("--lossy", o->lossy,
                 "Never stop the traced processes: when the ring buffer is full, events are "
                 "lost (counted, and the trace says it is incomplete) instead");
   sub->add_flag("--strict", o->strict, "Fail (exit 125) if any event was lost");
   sub->add_option("command", o->command, "The command to run, after --");
 
-  return {sub, [o, ring, max_size, duration]() -> int {
+  return {sub, [o, ring, queue, max_size, duration]() -> int {
             o->ring_bytes = recorder::parse_size(*ring);
+            o->queue_bytes = recorder::parse_size(*queue);
+            if (o->queue_bytes < (128u << 10))
+              throw status_error(
+                  2, fmt::format("--queue {}: not a size of at least 128K (try 64M)", *queue));
             o->leave_for_exit = true;  // fsrr exits once it has printed the summary
             if (o->ring_bytes == 0)
               throw status_error(2, fmt::format("--ring-buffer {}: not a size (try 64M)", *ring));

@@ -74,7 +74,7 @@ void drain::run() {
     if (cut) {  // the decoder is behind: wait for it, not for the ring (which is not empty)
       std::unique_lock lock(mu_);
       room_.wait_for(lock, std::chrono::milliseconds(wait_ms),
-                     [this] { return queued_ + slab_bytes_ <= budget_ || stopping_.load(); });
+                     [this] { return has_room() || stopping_.load(); });
     } else {
       epoll_event evs[2];
       ::epoll_wait(epoll_fd_, evs, 2, wait_ms);
@@ -94,7 +94,15 @@ void drain::run() {
 
 size_t drain::pass() {
   const uint64_t n = ring_.consume([this](std::span<const uint8_t> r) { return keep(r); });
-  publish();
+  // A slab not yet full joins the queue only when the decoder has nothing else to do (or at
+  // the end): were it handed over after every pass, the queue would hold many slabs with a
+  // few records each, and memory would be slabs, not the records the budget counts.
+  bool idle;
+  {
+    std::lock_guard lock(mu_);
+    idle = ready_.empty();
+  }
+  if (idle || stopping_.load()) publish();
   return n;
 }
 
@@ -104,7 +112,7 @@ bool drain::keep(std::span<const uint8_t> record) {
   if (filling_.words && filling_.used + need > slab_bytes_) publish();
   if (!filling_.words) {
     std::lock_guard lock(mu_);
-    if (!stopping_.load() && queued_ + slab_bytes_ > budget_) {
+    if (!stopping_.load() && !has_room()) {
       ++stats_.full;
       return false;
     }
@@ -134,6 +142,7 @@ void drain::publish() {
     stats_.bytes += filling_.used;
     stats_.records += filling_.records;
     stats_.peak_queued = std::max(stats_.peak_queued, queued_);
+    stats_.peak_memory = std::max<uint64_t>(stats_.peak_memory, (ready_.size() + 1) * slab_bytes_);
     ready_.push_back(std::move(filling_));
   }
   filling_ = {};

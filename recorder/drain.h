@@ -25,6 +25,7 @@ struct drain_stats {
   uint64_t records = 0;
   uint64_t bytes = 0;
   uint64_t peak_queued = 0;  // most bytes waiting for the decoder at once
+  uint64_t peak_memory = 0;  // most bytes of slabs holding them (the budget bounds this)
   uint64_t full = 0;         // passes the budget cut short
 };
 
@@ -66,7 +67,9 @@ class drain {
   size_t pass();  // one ring emptying; returns bytes copied
   bool keep(std::span<const uint8_t> record);
   void publish();  // the slab being filled joins the queue
-  slab new_slab();
+  // Whether one more slab fits the budget, counted in slabs' size, not the bytes they hold:
+  // what the queue takes of memory. With mu_ held.
+  bool has_room() const { return (ready_.size() + 1) * slab_bytes_ <= budget_; }
 
   ring_reader ring_;
   const size_t slab_bytes_;  // a quarter of the budget, 64 KiB to 4 MiB

@@ -399,6 +399,7 @@ class recording {
     res.peak_tracked = std::max<uint64_t>(peak_tracked_, dec_.tracked());
     res.exact_bpf = bpf_->exact();
     res.peak_queued = drain_->stats().peak_queued;
+    res.peak_queue_memory = drain_->stats().peak_memory;
     rusage self{};
     ::getrusage(RUSAGE_SELF, &self);
     for (const timeval& t : {self.ru_utime, self.ru_stime})

@@ -24,7 +24,7 @@ struct record_options {
   uint64_t max_bytes = 0;                  // end it once the trace is about this big; 0: never
   std::vector<std::string> snapshot_dirs;  // snapshotted whole before the workload runs
   uint64_t ring_bytes = 16ull << 20;       // rounded up to a power of two
-  uint64_t queue_bytes = 256ull << 20;     // drained records waiting for the decoder, at most
+  uint64_t queue_bytes = 64ull << 20;      // drained records waiting for the decoder, at most
   bool strict = false;                     // any lost event is a failure
   bool lossy = false;  // lose events rather than stop the workload while fsrr catches up
   bool overwrite = false;
@@ -62,6 +62,7 @@ struct record_result {
   uint64_t peak_tracked = 0;  // most objects (tasks, inodes, fds, paths) held at once
   bool exact_bpf = false;     // the BPF build for this very kernel was loaded (not CO-RE)
   uint64_t peak_queued = 0;   // most drained bytes waiting for the decoder at once
+  uint64_t peak_queue_memory = 0;  // ... and the most memory holding them (<= queue_bytes)
   uint64_t cpu_ns = 0;        // CPU time fsrr itself used (its threads; the programs run in the
                               // workload's and are its own)
   uint64_t pauses = 0;        // processes stopped until fsrr caught up (not with lossy)

@@ -100,6 +100,10 @@ TEST_CASE("a recorder that falls behind stops the workload rather than lose its 
     CHECK(t.reader.summary().pauses == res.pauses);
     CHECK(t.reader.summary().paused_ns == res.paused_ns);
     CHECK(one_byte_preads(t) == 20000);
+    // The queue held records, not slabs with a few records each: its memory kept to its
+    // budget (64 KiB asked; two slabs of 64 KiB, the least it takes).
+    CHECK(res.peak_queued > 0);
+    CHECK(res.peak_queue_memory <= 128 << 10);
   }
   SECTION("--lossy: events are lost instead, counted per CPU, stored, never complete") {
     o.lossy = true;
