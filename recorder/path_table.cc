@@ -21,27 +21,48 @@ std::string fd_path(int fd) {
 
 }  // namespace
 
+uint64_t path_table::name_arena::add(std::string_view name) {
+  if (name.empty()) return 0;
+  // Longer names than a path may hold (PATH_MAX) are cut; no syscall resolves one.
+  const uint16_t len = static_cast<uint16_t>(std::min<size_t>(name.size(), PATH_MAX));
+  if (used_ + sizeof len + len > chunk_bytes) {
+    chunks_.push_back(std::make_unique_for_overwrite<char[]>(chunk_bytes));
+    // Offset 0 of the first chunk stays unused: 0 means "no name".
+    used_ = chunks_.size() == 1 ? 1 : 0;
+  }
+  char* p = chunks_.back().get() + used_;
+  std::memcpy(p, &len, sizeof len);
+  std::memcpy(p + sizeof len, name.data(), len);
+  const uint64_t at = (chunks_.size() - 1) * chunk_bytes + used_;
+  used_ += sizeof len + len;
+  return at;
+}
+
 path_table::path_table(trace_writer& w) : w_(w) {
   nodes_.resize(64);
   nodes_[root_path].top = root_path;
 }
 
+path_table::node& path_table::at(path_id id) {
+  if (id >= nodes_.size()) nodes_.resize(id + 1);
+  return nodes_[id];
+}
+
 path_table::~path_table() = default;
 
 void path_table::add_top(path_id top, int root_fd) {
-  if (top >= nodes_.size()) nodes_.resize(std::max<size_t>(top + 1, nodes_.size() * 2));
-  nodes_[top].parent = no_id;
-  nodes_[top].top = top;
+  node& n = at(top);
+  n.parent = no_id;
+  n.top = top;
   roots_[top] = {root_fd, root_fd >= 0 ? fd_path(root_fd) : std::string()};
 }
 
 path_id path_table::note(path_id id, path_id parent, std::string_view name) {
-  if (id >= nodes_.size()) nodes_.resize(std::max<size_t>(id + 1, nodes_.size() * 2));
-  node& n = nodes_[id];
+  node& n = at(id);
   if (n.parent == no_id && n.top != id) {
     n.parent = parent;
     n.top = top(parent);
-    n.name.assign(name);
+    n.name = names_.add(name);
   }
   return id;
 }
@@ -63,14 +84,42 @@ int path_table::open(path_id p, int flags) const {
 path_id path_table::child(path_id parent, std::string_view name) {
   if (name.empty() || name == ".") return parent;
   if (name == "..") return this->parent(parent);
-  const uint64_t key = mix64(std::hash<std::string_view>()(name), parent);
-  if (const auto it = children_.find(key); it != children_.end()) {
-    const node& n = nodes_[it->second];
-    if (n.parent == parent && n.name == name) return it->second;
-  }
+  const uint64_t hash = child_hash(parent, name);
+  if (const path_id id = find_child(parent, name, hash)) return id;
   const path_id id = note(w_.intern_child(parent, name), parent, name);
-  children_[key] = id;
+  // Only a node that now holds this very name is findable by it (one noted before with
+  // another name keeps that one, and is asked of the writer again).
+  if (nodes_[id].parent == parent && names_.get(nodes_[id].name) == name) add_child(id, hash);
   return id;
+}
+
+path_id path_table::find_child(path_id parent, std::string_view name, uint64_t hash) const {
+  if (children_.empty()) return no_id;
+  const size_t mask = children_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const path_id id = children_[i];
+    if (id == no_id) return no_id;
+    if (nodes_[id].parent == parent && names_.get(nodes_[id].name) == name) return id;
+  }
+}
+
+void path_table::add_child(path_id id, uint64_t hash) {
+  if ((children_count_ + 1) * 2 > children_.size()) {
+    std::vector<path_id> old(std::max<size_t>(1024, children_.size() * 2), no_id);
+    old.swap(children_);
+    const size_t mask = children_.size() - 1;
+    for (const path_id k : old) {
+      if (k == no_id) continue;
+      size_t i = child_hash(nodes_[k].parent, names_.get(nodes_[k].name)) & mask;
+      while (children_[i] != no_id) i = (i + 1) & mask;
+      children_[i] = k;
+    }
+  }
+  const size_t mask = children_.size() - 1;
+  size_t i = hash & mask;
+  while (children_[i] != no_id) i = (i + 1) & mask;
+  children_[i] = id;
+  ++children_count_;
 }
 
 path_id path_table::parent(path_id id) const {
@@ -80,14 +129,14 @@ path_id path_table::parent(path_id id) const {
 
 std::string path_table::str(path_id id) const {
   if (id == no_id) return {};
-  std::vector<const std::string*> names;
+  std::vector<std::string_view> names;
   for (path_id p = id; p < nodes_.size() && nodes_[p].parent != no_id; p = nodes_[p].parent)
-    names.push_back(&nodes_[p].name);
+    names.push_back(names_.get(nodes_[p].name));
   if (names.empty()) return "/";
   std::string s;
   for (auto it = names.rbegin(); it != names.rend(); ++it) {
     s += '/';
-    s += **it;
+    s += *it;
   }
   return s;
 }

@@ -6,6 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <deque>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,12 +35,10 @@ class path_table {
   path_id parent(path_id id) const;                      // a top is its own parent
   std::string str(path_id id) const;                     // "/a/b", from its root
   std::string_view name(path_id id) const {
-    return id < nodes_.size() ? std::string_view(nodes_[id].name) : std::string_view();
+    return id < nodes_.size() ? names_.get(nodes_[id].name) : std::string_view();
   }
 
-  size_t size() const {
-    return nodes_.size() + walk_dirs_.size() + dirs_.size() + children_.size();
-  }
+  size_t size() const { return nodes_.size() + walk_dirs_.size() + dirs_.size() + children_count_; }
 
   // A path from a BPF walk below `top`: components leaf first, each a length byte and the name.
   path_id from_walk(path_id top, std::span<const uint8_t> walk);
@@ -56,20 +57,47 @@ class path_table {
   void forget_resolutions() { dirs_.clear(); }
 
  private:
+  // A path's name lives in an arena of chunks that never move: a node is 16 bytes, not 40,
+  // and a big tree's table grows a chunk at a time rather than by doubling.
+  class name_arena {
+   public:
+    static constexpr size_t chunk_bytes = 1 << 20;
+    uint64_t add(std::string_view name);  // where it is; 0 for ""
+    std::string_view get(uint64_t at) const {
+      if (at == 0) return {};
+      const char* p = chunks_[at / chunk_bytes].get() + at % chunk_bytes;
+      uint16_t len;
+      std::memcpy(&len, p, sizeof len);
+      return {p + sizeof len, len};
+    }
+
+   private:
+    std::vector<std::unique_ptr<char[]>> chunks_;
+    size_t used_ = chunk_bytes;  // in the last chunk
+  };
   struct node {
     path_id parent = no_id;
     path_id top = root_path;
-    std::string name;
+    uint64_t name = 0;  // in names_
   };
   path_id note(path_id id, path_id parent, std::string_view name);
+  node& at(path_id id);  // grown to hold it
+  static uint64_t child_hash(path_id parent, std::string_view name) {
+    return mix64(std::hash<std::string_view>()(name), parent);
+  }
+  path_id find_child(path_id parent, std::string_view name, uint64_t hash) const;
+  void add_child(path_id id, uint64_t hash);
   path_id lexical(path_id base, std::string_view rel);
   path_id resolve_dir(path_id base, std::string_view dir);
 
   trace_writer& w_;
-  std::vector<node> nodes_;
-  // A hash of (parent, name) -> the child's id, confirmed against the node: most names are
-  // met many times, and the writer's own table builds a string key for each lookup.
-  std::unordered_map<uint64_t, path_id> children_;
+  std::deque<node> nodes_;
+  name_arena names_;
+  // (parent, name) -> the child's id, open addressing over ids (0: empty slot), the key
+  // read from the node itself: most names are met many times, and the writer's own table
+  // builds a string key for each lookup. 4 bytes a slot, at most half of them in use.
+  std::vector<path_id> children_;
+  size_t children_count_ = 0;
   std::unordered_map<std::string, path_id, string_hash, std::equal_to<>>  // no key built for a hit
       walk_dirs_;                                  // top + walk bytes of a directory
   std::string walk_key_;
