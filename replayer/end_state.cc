@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -16,58 +17,73 @@
 namespace fsrr {
 namespace {
 
-// One inode: what compare() will check, and whether the workload changed it.
-struct object {
-  expected_entry x;
-  bool touched = false;
-  file_id file = no_id;  // the inode in the trace, where known: what its content is kept by
-  bool content_done = false;
-  uint32_t taken = 0;  // names take() has handed out
+// What few objects have: a symlink's target, xattrs set by the workload.
+struct extra {
+  std::string target;
+  std::vector<std::pair<std::string, uint32_t>> xattrs;  // name, value size; sorted
 };
 
-// The namespace as a tree of names, so a renamed directory takes its contents along.
+constexpr uint32_t no_tree = UINT32_MAX;
+
+// One inode: what compare() will check, and whether the workload changed it. 64 bytes: an
+// object the workload left alone is its tree entry, which take() reads again; the expected
+// entry, with its strings and content, is made only as its part is handed out.
+struct object {
+  uint32_t mode = 0;
+  uint32_t uid = 0, gid = 0;
+  uint32_t link_group = 0;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint32_t tree = no_tree;  // the tree entry it came from
+  file_id file = no_id;     // the inode in the trace, where known: what its content is kept by
+  uint32_t taken = 0;       // names take() has handed out
+  bool touched = false;
+  bool check_mode = true, check_size = true, check_mtime = true, check_owner = true,
+       check_xattrs = true;
+  std::unique_ptr<extra> more;  // set: its target and xattrs (else the tree entry's, or none)
+};
+using object_id = uint32_t;  // in impl::objects_
+
+// The namespace as a tree of names, so a renamed directory takes its contents along. A
+// leaf is 16 bytes besides its name; a subtree moves between directories as a map node.
+struct node;
+using children = std::map<std::string, node, std::less<>>;
 struct node {
-  std::shared_ptr<object> obj;
-  std::map<std::string, std::unique_ptr<node>> children;
+  object_id obj = 0;
+  std::unique_ptr<children> kids;  // none: no names below
   node() = default;
-  node(const node&) = delete;
-  node& operator=(const node&) = delete;
+  explicit node(object_id o) : obj(o) {}
+  node(node&&) = default;
+  node& operator=(node&&) = default;
   // Without recursion: a trace may nest directories thousands deep.
   ~node() {
-    std::vector<std::unique_ptr<node>> todo;
-    for (auto& [name, child] : children) todo.push_back(std::move(child));
-    children.clear();
+    if (!kids) return;
+    std::vector<std::unique_ptr<children>> todo;
+    todo.push_back(std::move(kids));
     while (!todo.empty()) {
-      std::unique_ptr<node> n = std::move(todo.back());
+      std::unique_ptr<children> m = std::move(todo.back());
       todo.pop_back();
-      for (auto& [name, child] : n->children) todo.push_back(std::move(child));
-      n->children.clear();
+      for (auto& [name, n] : *m)
+        if (n.kids) todo.push_back(std::move(n.kids));
     }
   }
+  children& below() {
+    if (!kids) kids = std::make_unique<children>();
+    return *kids;
+  }
 };
+using subtree = children::node_type;
 
-std::vector<std::string> components(const std::string& p) {
-  std::vector<std::string> v;
+// The components of "/a/b/c", without copying them.
+template <typename F>
+void for_components(std::string_view p, F&& each) {
   size_t pos = 1;
   while (pos < p.size()) {
     size_t end = p.find('/', pos);
-    if (end == std::string::npos) end = p.size();
-    if (end > pos) v.push_back(p.substr(pos, end - pos));
+    if (end == std::string_view::npos) end = p.size();
+    if (end > pos) each(p.substr(pos, end - pos));
     pos = end + 1;
   }
-  return v;
-}
-
-std::shared_ptr<object> new_object(uint32_t type) {
-  auto o = std::make_shared<object>();
-  o->x.mode = type;
-  o->x.check_mode = false;  // created with the recorded process's umask, which is unknown
-  o->x.check_mtime = false;
-  o->x.check_owner = false;
-  o->x.check_xattrs = false;
-  o->x.check_size = S_ISREG(type);
-  o->touched = true;
-  return o;
 }
 
 }  // namespace
@@ -76,29 +92,28 @@ class end_state_model::impl {
  public:
   explicit impl(trace_reader& r) : r_(r), fds_(threads(r)), flow_(r) {
     root_.obj = new_object(S_IFDIR);
+    files_.assign(r.file_count() + 1, none);
   }
 
   void load_tree() {
     // Entry by entry, not through expected_from_tree(): its map would double the peak.
-    std::unordered_map<uint32_t, std::shared_ptr<object>> groups;
+    std::unordered_map<uint32_t, object_id> groups;
     const auto& tree = r_.tree();
     for (size_t i = 0; i < tree.size(); ++i) {
-      if (!expected_in_tree(tree[i])) continue;
-      const uint32_t group = tree[i].link_group;
-      std::shared_ptr<object> fresh;
-      std::shared_ptr<object>& o = group ? groups[group] : fresh;
-      if (!o) {
-        o = std::make_shared<object>();
-        o->x = expected_of(r_, i);
-      }
-      make(r_.placed_path(tree[i].path))->obj = o;
+      const tree_entry& e = tree[i];
+      if (!expected_in_tree(e)) continue;
+      const uint32_t group = e.link_group;
+      object_id fresh = none;
+      object_id& o = group ? groups.try_emplace(group, none).first->second : fresh;
+      if (o == none) o = tree_object(i);
+      make(r_.placed_path(e.path), o).obj = o;
       next_group_ = std::max(next_group_, group + 1);
     }
     for (const tree_entry& e : tree)
-      if (e.file)
+      if (e.file && e.file < files_.size())
         if (node* n = find(r_.placed_path(e.path))) {
           files_[e.file] = n->obj;
-          n->obj->file = e.file;
+          objects_[n->obj].file = e.file;
         }
   }
 
@@ -117,10 +132,7 @@ class end_state_model::impl {
       case op::creat:
         return open(e);
       case op::fd_bind:  // a file found open: the one at its path
-        if (node* n = e.file ? find(path(e.path)) : nullptr) {
-          files_[e.file] = n->obj;
-          if (!n->obj->file) n->obj->file = e.file;
-        }
+        if (node* n = e.file ? find(path(e.path)) : nullptr) bind(e.file, n->obj);
         return;
       case op::write:
       case op::pwrite64:
@@ -151,18 +163,18 @@ class end_state_model::impl {
         return place(path(e.path), new_object((e.mode & S_IFMT) ? e.mode & S_IFMT : S_IFREG));
       case op::symlink:
       case op::symlinkat: {
-        auto o = new_object(S_IFLNK);
-        if (e.aux) o->x.target = r_.string(static_cast<string_id>(e.aux));
+        const object_id o = new_object(S_IFLNK);
+        if (e.aux) more(objects_[o]).target = r_.string(static_cast<string_id>(e.aux));
         return place(path(e.path), o);
       }
       case op::link:
       case op::linkat:
-        if (auto o = at(e.path)) place(path(e.path2), o);
+        if (node* n = e.path ? find(path(e.path)) : nullptr) place(path(e.path2), n->obj);
         return;
       case op::unlink:
       case op::unlinkat:
       case op::rmdir:
-        return remove(path(e.path));
+        return remove(e.path);
       case op::rename:
       case op::renameat:
       case op::renameat2:
@@ -202,11 +214,23 @@ class end_state_model::impl {
 
   expected_state result() {
     expected_state s;
-    std::unordered_map<const object*, uint32_t> names;
-    count_names(root_, names);
-    walk(root_, names, s);
-    for (const std::string& p : removed_)
-      if (!s.count(p)) s[p].absent = true;
+    std::vector<uint32_t> names = count_names();
+    std::vector<std::pair<const node*, std::string>> todo;
+    const auto push_children = [&](const node& n, const std::string& p) {
+      if (!n.kids) return;  // in reverse, so that names come off the stack (and get link
+      for (auto it = n.kids->rbegin(); it != n.kids->rend(); ++it)  // groups) in order
+        todo.emplace_back(&it->second, p + "/" + it->first);
+    };
+    push_children(root_, "");
+    while (!todo.empty()) {
+      auto [n, p] = std::move(todo.back());
+      todo.pop_back();
+      s[p] = entry_of(n->obj, names[n->obj]);
+      push_children(*n, p);
+    }
+    unique_removed();
+    for (const path_id id : removed_)
+      if (const std::string p = path(id); !s.count(p)) s[p].absent = true;
     return s;
   }
 
@@ -214,48 +238,48 @@ class end_state_model::impl {
   // so the model and the state it becomes are never both whole. `each` gets the state in
   // parts of about `batch` entries: first the names removed, then the namespace depth first.
   void take(size_t batch, const std::function<void(expected_state&)>& each) {
-    files_.clear();  // the nodes alone hold the objects now
-    std::unordered_map<const object*, uint32_t> names;
-    count_names(root_, names);
+    files_ = {};  // the nodes alone lead to the objects now
+    std::vector<uint32_t> names = count_names();
     expected_state s;
     const auto flush = [&](size_t at_least) {
       if (s.size() < at_least) return;
       each(s);
       s.clear();
     };
-    for (const std::string& p : removed_)
-      if (!find(p)) {
+    unique_removed();
+    for (const path_id id : removed_)
+      if (const std::string p = path(id); !find(p) && !s.count(p)) {
         s[p].absent = true;
         flush(batch);
       }
-    removed_.clear();
-    std::vector<std::pair<std::unique_ptr<node>, std::string>> todo;
+    removed_ = {};
+    std::vector<std::pair<subtree, std::string>> todo;
     const auto push_children = [&](node& n, const std::string& p) {
-      for (auto it = n.children.rbegin(); it != n.children.rend(); ++it)
-        todo.emplace_back(std::move(it->second), p + "/" + it->first);
-      n.children.clear();
+      if (!n.kids) return;
+      while (!n.kids->empty()) {  // the last first: see result()
+        subtree t = n.kids->extract(std::prev(n.kids->end()));
+        std::string name = p + "/" + t.key();
+        todo.emplace_back(std::move(t), std::move(name));
+      }
+      n.kids.reset();
     };
     push_children(root_, "");
     while (!todo.empty()) {
-      auto [n, p] = std::move(todo.back());
+      auto [t, p] = std::move(todo.back());
       todo.pop_back();
-      object& o = *n->obj;
-      const uint32_t count = names[&o];
-      if (o.touched && S_ISREG(o.x.mode) && count > 1 && o.x.link_group == 0)
-        o.x.link_group = next_group_++;
-      if (S_ISREG(o.x.mode) && o.touched) content_of(o);
-      o.x.changed = o.touched;
-      if (++o.taken == count)
-        s[p] = std::move(o.x);  // its last name
-      else
-        s[p] = o.x;
-      push_children(*n, p);
+      node& n = t.mapped();
+      object& o = objects_[n.obj];
+      s[p] = entry_of(n.obj, names[n.obj]);
+      if (++o.taken == names[n.obj]) o.more.reset();  // its last name
+      push_children(n, p);
       flush(batch);
     }
     flush(1);
   }
 
  private:
+  static constexpr object_id none = UINT32_MAX;
+
   static std::vector<thread_info> threads(trace_reader& r) {
     std::vector<thread_info> v(r.thread_count() + 1);
     for (thread_id t = 1; t < v.size(); ++t) v[t] = r.thread(t);
@@ -264,73 +288,186 @@ class end_state_model::impl {
 
   std::string path(path_id id) { return id ? r_.placed_path(id) : std::string(); }
 
-  node* find(const std::string& p) {
-    node* n = &root_;
-    for (const auto& c : components(p)) {
-      auto it = n->children.find(c);
-      if (it == n->children.end()) return nullptr;
-      n = it->second.get();
-    }
-    return n;
+  object_id new_object(uint32_t type) {
+    object& o = objects_.emplace_back();
+    o.mode = type;
+    o.check_mode = false;  // created with the recorded process's umask, which is unknown
+    o.check_mtime = false;
+    o.check_owner = false;
+    o.check_xattrs = false;
+    o.check_size = S_ISREG(type);
+    o.touched = true;
+    return static_cast<object_id>(objects_.size() - 1);
   }
-  // The node at `p`; missing parents are made as directories (the recorder missed them).
-  node* make(const std::string& p) {
-    node* n = &root_;
-    for (const auto& c : components(p)) {
-      auto& child = n->children[c];
-      if (!child) {
-        child = std::make_unique<node>();
-        child->obj = new_object(S_IFDIR);
+  // As tree()[i] describes it.
+  object_id tree_object(size_t i) {
+    const tree_entry& e = r_.tree()[i];
+    object& o = objects_.emplace_back();
+    o.mode = e.mode;
+    o.uid = e.uid;
+    o.gid = e.gid;
+    o.link_group = e.link_group;
+    o.size = e.size;
+    o.mtime_ns = e.mtime_ns;
+    o.tree = static_cast<uint32_t>(i);
+    o.check_size = S_ISREG(e.mode);
+    return static_cast<object_id>(objects_.size() - 1);
+  }
+  // Its target and xattrs, to be changed: from its tree entry the first time.
+  extra& more(object& o) {
+    if (!o.more) {
+      o.more = std::make_unique<extra>();
+      if (o.tree != no_tree) {
+        const tree_entry& e = r_.tree()[o.tree];
+        if (S_ISLNK(e.mode)) o.more->target = r_.string(e.target);
+        for (const auto& a : e.xattrs) o.more->xattrs.emplace_back(r_.string(a.name), a.size);
+        std::sort(o.more->xattrs.begin(), o.more->xattrs.end());
       }
-      n = child.get();
     }
-    return n;
+    return *o.more;
   }
-  void place(const std::string& p, std::shared_ptr<object> o) {
-    if (components(p).empty()) return;
-    make(p)->obj = std::move(o);
+
+  // What compare() checks of a name of object `id`, which has `count` names.
+  expected_entry entry_of(object_id id, uint32_t count) {
+    object& o = objects_[id];
+    if (!o.touched && o.tree != no_tree) return expected_of(r_, o.tree);  // as found
+    if (S_ISREG(o.mode) && count > 1 && o.link_group == 0) o.link_group = next_group_++;
+    expected_entry x;
+    if (o.more) {
+      x.target = o.more->target;
+      x.xattrs = o.more->xattrs;
+    } else if (o.tree != no_tree) {  // as the tree entry has them
+      const tree_entry& e = r_.tree()[o.tree];
+      if (S_ISLNK(e.mode)) x.target = r_.string(e.target);
+      for (const auto& a : e.xattrs) x.xattrs.emplace_back(r_.string(a.name), a.size);
+      std::sort(x.xattrs.begin(), x.xattrs.end());
+    }
+    x.mode = o.mode;
+    x.check_mode = o.check_mode;
+    x.size = o.size;
+    x.check_size = o.check_size;
+    x.mtime_ns = o.mtime_ns;
+    x.check_mtime = o.check_mtime;
+    x.uid = o.uid;
+    x.gid = o.gid;
+    x.check_owner = o.check_owner;
+    x.check_xattrs = o.check_xattrs;
+    x.link_group = o.link_group;
+    x.tree_index = o.tree == no_tree ? SIZE_MAX : o.tree;
+    x.changed = true;
+    if (S_ISREG(o.mode)) content_of(o, x);
+    return x;
+  }
+  // A changed file's bytes, as the data flow has them, if it agrees on the size.
+  void content_of(const object& o, expected_entry& x) {
+    x.check_content = false;
+    if (!o.file || flow_.size_of(o.file) != o.size) return;  // the model misses a change
+    source_list all;
+    flow_.pieces_of(o.file, 0, o.size, all);
+    x.content.assign(all.begin(), all.end());
+    x.check_content = true;
+  }
+
+  node* find(std::string_view p) {
+    node* n = &root_;
+    bool found = true;
+    for_components(p, [&](std::string_view c) {
+      if (!found) return;
+      if (!n->kids) {
+        found = false;
+        return;
+      }
+      const auto it = n->kids->find(c);
+      if (it == n->kids->end())
+        found = false;
+      else
+        n = &it->second;
+    });
+    return found ? n : nullptr;
+  }
+  // The node at `p`, made if missing as object `leaf` (none: a new directory); missing
+  // parents are made as directories (the recorder missed them).
+  node& make(std::string_view p, object_id leaf = none) {
+    node* n = &root_;
+    size_t pos = 1;
+    while (pos < p.size()) {
+      size_t end = p.find('/', pos);
+      if (end == std::string_view::npos) end = p.size();
+      if (end > pos) {
+        const std::string_view c = p.substr(pos, end - pos);
+        children& m = n->below();
+        auto it = m.find(c);
+        if (it == m.end()) {
+          const bool last = p.find_first_not_of('/', end) == std::string_view::npos;
+          const object_id o = last && leaf != none ? leaf : new_object(S_IFDIR);
+          it = m.emplace(std::string(c), node(o)).first;
+        }
+        n = &it->second;
+      }
+      pos = end + 1;
+    }
+    return *n;
+  }
+  static bool has_name(std::string_view p) {
+    bool any = false;
+    for_components(p, [&](std::string_view) { any = true; });
+    return any;
+  }
+  // "/a/b" -> ("/a", "b"); "/b" -> ("/", "b"), after lexical clean-up of empty components.
+  static std::pair<std::string, std::string> split(std::string_view p) {
+    std::string parent, last;
+    for_components(p, [&](std::string_view c) {
+      if (!last.empty()) parent += "/" + last;
+      last = c;
+    });
+    return {parent.empty() ? "/" : parent, last};
+  }
+  void place(const std::string& p, object_id o) {
+    if (!has_name(p)) return;
+    make(p, o).obj = o;
     parent_changed(p);
   }
   // Adding or removing a name changes the directory's mtime.
   void parent_changed(const std::string& p) {
     const size_t slash = p.rfind('/');
-    if (node* d = find(slash == 0 ? "/" : p.substr(0, slash))) changed(d->obj);
+    if (node* d = find(slash == 0 ? "/" : std::string_view(p).substr(0, slash)))
+      changed(&objects_[d->obj]);
   }
-  std::shared_ptr<object> at(path_id id) {
+  object* at(path_id id) {
     node* n = id ? find(path(id)) : nullptr;
-    return n ? n->obj : nullptr;
+    return n ? &objects_[n->obj] : nullptr;
   }
-  std::shared_ptr<object> file(file_id id) {
-    auto it = files_.find(id);
-    return it == files_.end() ? nullptr : it->second;
+  object* file(file_id id) {
+    return id < files_.size() && files_[id] != none ? &objects_[files_[id]] : nullptr;
   }
-  std::unique_ptr<node> detach(const std::string& p) {
-    const auto parts = components(p);
-    if (parts.empty()) return nullptr;
-    node* parent = &root_;
-    for (size_t i = 0; i + 1 < parts.size(); ++i) {
-      auto it = parent->children.find(parts[i]);
-      if (it == parent->children.end()) return nullptr;
-      parent = it->second.get();
-    }
-    auto it = parent->children.find(parts.back());
-    if (it == parent->children.end()) return nullptr;
-    auto n = std::move(it->second);
-    parent->children.erase(it);
-    changed(parent->obj);
-    return n;
+  void bind(file_id f, object_id o) {
+    if (f >= files_.size()) return;
+    files_[f] = o;
+    if (!objects_[o].file) objects_[o].file = f;
   }
-  void attach(const std::string& p, std::unique_ptr<node> n) {
-    const auto parts = components(p);
-    if (parts.empty() || !n) return;
-    std::string parent;
-    for (size_t i = 0; i + 1 < parts.size(); ++i) parent += "/" + parts[i];
-    node* d = make(parent.empty() ? "/" : parent);
-    d->children[parts.back()] = std::move(n);
-    changed(d->obj);
+  std::optional<subtree> detach(const std::string& p) {
+    if (!has_name(p)) return std::nullopt;
+    const auto [dir, name] = split(p);
+    node* parent = find(dir);
+    if (!parent || !parent->kids) return std::nullopt;
+    auto t = parent->kids->extract(name);
+    if (t.empty()) return std::nullopt;
+    changed(&objects_[parent->obj]);
+    return t;
   }
-  void remove(const std::string& p) {
-    if (detach(p)) removed_.insert(p);
+  void attach(const std::string& p, std::optional<subtree> t) {
+    if (!has_name(p) || !t) return;
+    const auto [dir, name] = split(p);
+    node& d = make(dir);
+    t->key() = name;
+    children& m = d.below();
+    m.erase(name);
+    m.insert(std::move(*t));
+    changed(&objects_[d.obj]);
+  }
+  void remove(path_id id) {
+    const std::string p = path(id);
+    if (detach(p)) note_removed(id);
   }
 
   void open(const event& e) {
@@ -338,24 +475,21 @@ class end_state_model::impl {
         e.kind == op::creat ? static_cast<uint32_t>(O_CREAT | O_WRONLY | O_TRUNC) : e.flags;
     const std::string p = path(e.path);
     node* n = find(p);
-    if (!n && (flags & O_CREAT)) {
-      n = make(p);
-      n->obj = new_object(S_IFREG);
+    if (!n && (flags & O_CREAT) && has_name(p)) {
+      n = &make(p, new_object(S_IFREG));
       parent_changed(p);
     }
     if (!n) return;
-    if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && S_ISREG(n->obj->x.mode))
-      resize(n->obj, 0);
-    if (e.file) {
-      files_[e.file] = n->obj;
-      if (!n->obj->file) n->obj->file = e.file;
-    }
+    if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && S_ISREG(objects_[n->obj].mode))
+      resize(&objects_[n->obj], 0);
+    if (e.file) bind(e.file, n->obj);
   }
   void rename(const event& e) {
     const std::string from = path(e.path), to = path(e.path2);
     if (from.empty() || to.empty() || from == to) return;
     if (e.flags & RENAME_EXCHANGE) {
-      auto a = detach(from), b = detach(to);
+      auto a = detach(from);
+      auto b = detach(to);
       attach(to, std::move(a));
       attach(from, std::move(b));
       return;
@@ -366,34 +500,35 @@ class end_state_model::impl {
     if (b && b->obj == a->obj) return;  // two names of one inode: rename(2) leaves both
     auto n = detach(from);
     detach(to);
-    removed_.insert(from);
+    note_removed(e.path);
     attach(to, std::move(n));
   }
   void clone(const event& e) {
-    auto dst = file(e.file), src = file(e.file2);
+    object* dst = file(e.file);
+    object* src = file(e.file2);
     if (!dst || !src) return;
     if (e.aux == FICLONE)
-      resize(dst, src->x.size);
+      resize(dst, src->size);
     else if (e.aux == FICLONERANGE)
-      grow(dst, e.offset2 + static_cast<int64_t>(e.size ? e.size : src->x.size - e.offset));
+      grow(dst, e.offset2 + static_cast<int64_t>(e.size ? e.size : src->size - e.offset));
   }
   void allocate(const event& e) {
-    auto o = file(e.file);
+    object* o = file(e.file);
     if (!o) return;
     if (e.flags & FALLOC_FL_COLLAPSE_RANGE)
-      resize(o, o->x.size > e.size ? o->x.size - e.size : 0);
+      resize(o, o->size > e.size ? o->size - e.size : 0);
     else if (e.flags & FALLOC_FL_INSERT_RANGE)
-      resize(o, o->x.size + e.size);
+      resize(o, o->size + e.size);
     else if (!(e.flags & FALLOC_FL_KEEP_SIZE))
       grow(o, e.offset + static_cast<int64_t>(e.size));
   }
   void xattr(const event& e) {
     const bool by_fd = !has(e.kind, F_PATH) || e.fd >= 0;  // the f* calls, and AT_EMPTY_PATH
-    auto o = by_fd ? file(e.file) : at(e.path);
+    object* o = by_fd ? file(e.file) : at(e.path);
     if (!o || !e.aux) return;
     o->touched = true;
     const std::string& name = r_.string(static_cast<string_id>(e.aux));
-    auto& v = o->x.xattrs;
+    auto& v = more(*o).xattrs;
     std::erase_if(v, [&](const auto& a) { return a.first == name; });
     const bool set = e.kind == op::setxattr || e.kind == op::lsetxattr || e.kind == op::fsetxattr ||
                      e.kind == op::setxattrat;
@@ -403,102 +538,90 @@ class end_state_model::impl {
     }
     // An access ACL sets the permission bits (cp -a gives a copy its mode this way).
     if (set && name == "system.posix_acl_access" && (e.mode & acl_mode_present)) {
-      o->x.check_mode = true;
-      o->x.mode = (o->x.mode & ~0777u) | (e.mode & 0777);
+      o->check_mode = true;
+      o->mode = (o->mode & ~0777u) | (e.mode & 0777);
     }
   }
-  static void changed(const std::shared_ptr<object>& o) {
+  static void changed(object* o) {
     o->touched = true;
-    o->x.check_mtime = false;
+    o->check_mtime = false;
   }
-  static void grow(const std::shared_ptr<object>& o, int64_t end) {
+  static void grow(object* o, int64_t end) {
     if (!o) return;
     changed(o);
-    if (end > 0 && static_cast<uint64_t>(end) > o->x.size) o->x.size = static_cast<uint64_t>(end);
+    if (end > 0 && static_cast<uint64_t>(end) > o->size) o->size = static_cast<uint64_t>(end);
   }
-  static void resize(const std::shared_ptr<object>& o, uint64_t size) {
+  static void resize(object* o, uint64_t size) {
     if (!o) return;
     changed(o);
-    o->x.size = size;
+    o->size = size;
   }
-  static void set_mode(const std::shared_ptr<object>& o, uint32_t mode) {
+  static void set_mode(object* o, uint32_t mode) {
     if (!o) return;
     o->touched = true;  // a mode change leaves mtime alone
-    o->x.check_mode = true;
-    o->x.mode = (o->x.mode & S_IFMT) | (mode & 07777);
+    o->check_mode = true;
+    o->mode = (o->mode & S_IFMT) | (mode & 07777);
   }
-  static void set_mtime(const std::shared_ptr<object>& o, int64_t mtime_ns) {
+  static void set_mtime(object* o, int64_t mtime_ns) {
     if (!o) return;
     changed(o);
     if (mtime_ns == time_omit) return;
-    o->x.check_mtime = mtime_ns != time_now;  // set explicitly: cp -a, rsync, tar keep mtimes
-    o->x.mtime_ns = mtime_ns;
+    o->check_mtime = mtime_ns != time_now;  // set explicitly: cp -a, rsync, tar keep mtimes
+    o->mtime_ns = mtime_ns;
   }
-  static void set_owner(const std::shared_ptr<object>& o, uint64_t aux) {
+  static void set_owner(object* o, uint64_t aux) {
     if (!o) return;
     const uint32_t uid = static_cast<uint32_t>(aux >> 32), gid = static_cast<uint32_t>(aux);
-    if (!o->x.check_owner && (uid == UINT32_MAX || gid == UINT32_MAX)) return;
+    if (!o->check_owner && (uid == UINT32_MAX || gid == UINT32_MAX)) return;
     o->touched = true;
-    o->x.check_owner = true;
-    if (uid != UINT32_MAX) o->x.uid = uid;
-    if (gid != UINT32_MAX) o->x.gid = gid;
+    o->check_owner = true;
+    if (uid != UINT32_MAX) o->uid = uid;
+    if (gid != UINT32_MAX) o->gid = gid;
     // A chown clears a non-directory's set-uid bit, and its set-gid bit where that means
     // set-group-id rather than mandatory locking (group execute on), whoever calls it.
-    if (!S_ISDIR(o->x.mode)) {
-      o->x.mode &= ~uint32_t{S_ISUID};
-      if (o->x.mode & S_IXGRP) o->x.mode &= ~uint32_t{S_ISGID};
+    if (!S_ISDIR(o->mode)) {
+      o->mode &= ~uint32_t{S_ISUID};
+      if (o->mode & S_IXGRP) o->mode &= ~uint32_t{S_ISGID};
     }
   }
 
-  // Both walk the namespace with a stack of their own: a trace may nest thousands deep.
-  void count_names(const node& root, std::unordered_map<const object*, uint32_t>& names) {
-    std::vector<const node*> todo = {&root};
+  void note_removed(path_id id) {
+    removed_.push_back(id);
+    if (removed_.size() >= 2 * removed_unique_ + 4096) unique_removed();  // a name reused
+  }
+  void unique_removed() {
+    std::sort(removed_.begin(), removed_.end());
+    removed_.erase(std::unique(removed_.begin(), removed_.end()), removed_.end());
+    removed_unique_ = removed_.size();
+  }
+
+  // Names of each object beneath the root, with a stack of its own: a trace may nest
+  // thousands deep.
+  std::vector<uint32_t> count_names() const {
+    std::vector<uint32_t> names(objects_.size());
+    std::vector<const node*> todo = {&root_};
     while (!todo.empty()) {
       const node* n = todo.back();
       todo.pop_back();
-      ++names[n->obj.get()];
-      for (const auto& [name, child] : n->children) todo.push_back(child.get());
+      ++names[n->obj];
+      if (n->kids)
+        for (const auto& [name, child] : *n->kids) todo.push_back(&child);
     }
-  }
-  void walk(const node& root, std::unordered_map<const object*, uint32_t>& names,
-            expected_state& s) {
-    std::vector<std::pair<const node*, std::string>> todo = {{&root, ""}};
-    while (!todo.empty()) {
-      auto [n, p] = std::move(todo.back());
-      todo.pop_back();
-      if (!p.empty()) {
-        object& o = *n->obj;
-        if (o.touched && S_ISREG(o.x.mode) && names[&o] > 1 && o.x.link_group == 0)
-          o.x.link_group = next_group_++;
-        if (S_ISREG(o.x.mode) && o.touched) content_of(o);
-        o.x.changed = o.touched;
-        s[p] = o.x;
-      }
-      // in reverse, so that names come off the stack (and get link groups) in order
-      for (auto it = n->children.rbegin(); it != n->children.rend(); ++it)
-        todo.emplace_back(it->second.get(), p + "/" + it->first);
-    }
-  }
-
-  // A changed file's bytes, as the data flow has them, if it agrees on the size.
-  void content_of(object& o) {
-    if (o.content_done) return;
-    o.content_done = true;
-    o.x.check_content = false;
-    if (!o.file || flow_.size_of(o.file) != o.x.size) return;  // the model misses a change
-    source_list all;
-    flow_.pieces_of(o.file, 0, o.x.size, all);
-    o.x.content.assign(all.begin(), all.end());
-    o.x.check_content = true;
+    return names;
   }
 
   trace_reader& r_;
   fd_map fds_;
   data_flow flow_;
+  std::deque<object> objects_;
   node root_;
   uint32_t next_group_ = 1;
-  std::unordered_map<file_id, std::shared_ptr<object>> files_;
-  std::set<std::string> removed_;
+  std::vector<object_id> files_;  // by file id: the object it is, or none
+  // Paths removed or renamed away, which are expected absent unless there again at the end:
+  // by id, each id once (a path the writer's table forgot may have two ids; the parts may
+  // then both hold it, and comparer::finish() reports a difference once).
+  std::vector<path_id> removed_;
+  size_t removed_unique_ = 0;  // removed_ had no repeats at this size
 };
 
 end_state_model::end_state_model(trace_reader& trace) : impl_(std::make_unique<impl>(trace)) {

@@ -370,6 +370,12 @@ std::vector<difference> comparer::finish() {
   // in path order, each path's differences in the order found
   std::stable_sort(out.begin(), out.end(),
                    [](const difference& a, const difference& b) { return a.path < b.path; });
+  // A path in two parts (end_state_model::take: one removed path under two ids) is one path.
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const difference& a, const difference& b) {
+                          return a.path == b.path && a.what == b.what;
+                        }),
+            out.end());
   return out;
 }
 

@@ -409,6 +409,15 @@ TEST_CASE("verify's check a part at a time finds what the whole state's check fi
     CHECK(got[i].path == want[i].path);
     CHECK(got[i].what == want[i].what);
   }
+  // A path handed out in two parts (a removed path under two ids) is one difference.
+  comparer twice(t, o);
+  expected_state part;
+  part["/dst/.f5.XXXXXX"].absent = true;
+  twice.check(part);
+  twice.check(part);
+  const auto once = twice.finish();
+  REQUIRE(once.size() == 1);
+  CHECK(once[0].what == "exists, expected absent");
 }
 
 TEST_CASE("every name of a hard-linked tree file is expected to hold what prepare wrote") {
