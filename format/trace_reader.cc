@@ -498,7 +498,7 @@ const trace_summary& trace_reader::summary() {
   return impl_->sum;
 }
 
-const std::deque<tree_entry>& trace_reader::tree() {
+const tree_table& trace_reader::tree() {
   return impl_->tree;
 }
 

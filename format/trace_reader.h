@@ -16,6 +16,7 @@
 #include "event.h"
 #include "result.h"
 #include "summary.h"
+#include "tree_table.h"
 
 namespace fsrr {
 
@@ -43,7 +44,7 @@ class trace_reader {
   // Ids come from this trace's events and tree, which the reader checked: an unknown id (a
   // caller's bug) gets an empty entry.
   const trace_summary& summary();
-  const std::deque<tree_entry>& tree();
+  const tree_table& tree();  // entries by value
   size_t path_count();
   // "/a/b", as the process saw it (from its root); "" for no_id.
   std::string path_string(path_id id);

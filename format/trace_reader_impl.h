@@ -17,6 +17,7 @@
 #include "result.h"
 #include "trace_generated.h"
 #include "trace_reader.h"
+#include "tree_table.h"
 
 namespace fsrr {
 
@@ -48,7 +49,7 @@ struct trace_reader::impl {
   std::deque<thread_info> threads{1};
   std::vector<trace_root> roots;            // roots[k] is root k + 1
   std::vector<uint32_t> root_of_top;        // by path id of a top (parentless path): its root
-  std::deque<tree_entry> tree;
+  tree_table tree;
   uint64_t lost = 0, incomplete = 0, pauses = 0, paused_ns = 0, filtered = 0;
   std::map<std::pair<op, fd_kind>, uint64_t> nonfile;
   std::vector<std::pair<uint64_t, int64_t>> clocks;  // (CLOCK_MONOTONIC, CLOCK_REALTIME) pairs

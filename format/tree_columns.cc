@@ -94,7 +94,7 @@ flatbuffers::Offset<fb::Tree> write_tree(flatbuffers::FlatBufferBuilder& fbb,
   return b.Finish();
 }
 
-result<void> read_tree(const fb::Tree& t, const table_sizes& known, std::deque<tree_entry>& out) {
+result<void> read_tree(const fb::Tree& t, const table_sizes& known, tree_table& out) {
   auto fail = [](std::string what) { return failure(std::move(what)); };
 
   const size_t n = len(t.path());
@@ -137,7 +137,7 @@ result<void> read_tree(const fb::Tree& t, const table_sizes& known, std::deque<t
     if (ne > len(t.extent_offset()) - ei) return fail("tree extents run past their column");
     for (uint32_t x = 0; x < ne; ++x, ++ei)
       e.extents.push_back({t.extent_offset()->Get(ei), t.extent_length()->Get(ei)});
-    out.push_back(std::move(e));
+    out.push_back(e);
   }
   return {};
 }

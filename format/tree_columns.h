@@ -9,6 +9,7 @@
 #include "event.h"
 #include "result.h"
 #include "trace_generated.h"
+#include "tree_table.h"
 
 namespace fsrr {
 
@@ -22,6 +23,6 @@ struct table_sizes {
 
 // Appends the block's entries to `out`; fails if the columns are inconsistent or refer to
 // unknown table entries.
-result<void> read_tree(const fb::Tree& t, const table_sizes& known, std::deque<tree_entry>& out);
+result<void> read_tree(const fb::Tree& t, const table_sizes& known, tree_table& out);
 
 }  // namespace fsrr

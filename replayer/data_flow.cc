@@ -180,21 +180,24 @@ data_flow::data_flow(trace_reader& trace, bool all_contents)
     : trace_(trace), all_contents_(all_contents) {
   const size_t files = trace.file_count() + 1;
   reaches_.assign(files, 0);
-  initial_entry_.assign(files, nullptr);
+  initial_entry_.assign(files, 0);
   seen_.assign(files, false);
   read_.assign(files, false);
   const auto read_from = [&](file_id f) {
     if (f != no_id && f < files) read_[f] = true;
   };
   changed_.resize(files);
-  for (const tree_entry& t : trace.tree()) {
+  const tree_table& tree = trace.tree();
+  for (size_t i = 0; i < tree.size(); ++i) {
+    const tree_entry t = tree[i];
     if (!S_ISREG(t.mode)) continue;
+    const auto at = static_cast<uint32_t>(i + 1);
     if (t.file == no_id || t.file >= files) {  // known by its path until an open names it
-      if (t.path >= by_path_.size()) by_path_.resize(t.path + 1, nullptr);
-      by_path_[t.path] = &t;
+      if (t.path >= by_path_.size()) by_path_.resize(t.path + 1, 0);
+      by_path_[t.path] = at;
       continue;
     }
-    initial_entry_[t.file] = &t;
+    initial_entry_[t.file] = at;
     reaches_[t.file] = std::max(reaches_[t.file], t.size);
   }
   // Damaged events end the scan here; the replay's own stream meets the damage and stops there.
@@ -227,10 +230,14 @@ void data_flow::first_sight(file_id f, path_id p) {
   if (f == no_id || f >= seen_.size() || seen_[f]) return;
   seen_[f] = true;
   if (initial_entry_[f] || p >= by_path_.size() || !by_path_[p]) return;
-  const tree_entry& t = *by_path_[p];
-  by_path_[p] = nullptr;
-  initial_entry_[f] = &t;
-  reaches_[f] = std::max(reaches_[f], t.size);
+  initial_entry_[f] = by_path_[p];
+  by_path_[p] = 0;
+  reaches_[f] = std::max(reaches_[f], trace_.tree()[initial_entry_[f] - 1].size);
+}
+
+std::optional<tree_entry> data_flow::initial_entry(file_id f) const {
+  if (f >= initial_entry_.size() || !initial_entry_[f]) return std::nullopt;
+  return trace_.tree()[initial_entry_[f] - 1];
 }
 
 const content_map* data_flow::content(file_id f) const {
@@ -238,7 +245,7 @@ const content_map* data_flow::content(file_id f) const {
 }
 
 std::pair<uint64_t, uint64_t> data_flow::initial(file_id f) const {
-  const tree_entry* t = f < initial_entry_.size() ? initial_entry_[f] : nullptr;
+  const std::optional<tree_entry> t = initial_entry(f);
   return t ? std::pair<uint64_t, uint64_t>{content_key(t->path), t->size}
            : std::pair<uint64_t, uint64_t>{0, 0};
 }
@@ -247,7 +254,7 @@ content_map& data_flow::changed(file_id f) {
   if (f >= changed_.size()) changed_.resize(std::max<size_t>(f + 1, changed_.size() * 3 / 2));
   auto& slot = changed_[f];
   if (slot) return *slot;
-  const tree_entry* t = f < initial_entry_.size() ? initial_entry_[f] : nullptr;
+  const std::optional<tree_entry> t = initial_entry(f);
   slot = std::make_unique<content_map>(t ? tree_content(*t) : content_map{});
   return *slot;
 }
@@ -259,7 +266,7 @@ uint64_t data_flow::size_of(file_id f) const {
 
 void data_flow::pieces_of(file_id f, uint64_t at, uint64_t length, source_list& out) const {
   if (const content_map* m = content(f)) return m->read(at, length, out);
-  const tree_entry* t = f < initial_entry_.size() ? initial_entry_[f] : nullptr;
+  const std::optional<tree_entry> t = initial_entry(f);
   if (!t || at >= t->size) return;
   if (t->extents.empty()) return out.add({content_key(t->path), at, std::min(length, t->size - at)});
   tree_content(*t).read(at, length, out);  // rare: a sparse file read before any change

@@ -30,6 +30,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -174,8 +175,10 @@ class data_flow {
   const bool all_contents_;
   std::vector<bool> read_;  // by file id: read or copied from somewhere in the trace
   std::vector<uint64_t> reaches_;                  // by file id: the largest size it gets
-  std::vector<const tree_entry*> initial_entry_;   // by file id: its initial contents
-  std::vector<const tree_entry*> by_path_;  // by path id: tree files no event has named yet
+  // Tree entries as 1 + their index in trace_.tree(), 0 for none:
+  std::vector<uint32_t> initial_entry_;  // by file id: its initial contents
+  std::vector<uint32_t> by_path_;        // by path id: tree files no event has named yet
+  std::optional<tree_entry> initial_entry(file_id f) const;
   std::vector<bool> seen_;                  // by file id: named by an event
   std::vector<std::unique_ptr<content_map>> changed_;  // by file id
   std::vector<std::unique_ptr<thread_state>> threads_;

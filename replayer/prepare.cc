@@ -372,28 +372,30 @@ result<prepare_result> prepare_tree(trace_reader& trace, const target_root& targ
   ::umask(umask);
 
   // Split the work by phase; a hard-link group's first name is created with the files.
-  std::vector<const tree_entry*> dirs, leaves;
-  std::vector<std::pair<const tree_entry*, const tree_entry*>> links;  // (name, first name)
-  std::unordered_map<uint32_t, const tree_entry*> first_of_group;
+  // Entries by their index in the tree.
+  std::vector<uint32_t> dirs, leaves;
+  std::vector<std::pair<uint32_t, uint32_t>> links;  // (name, first name)
+  std::unordered_map<uint32_t, uint32_t> first_of_group;
   const auto in_place = [&](const tree_entry& e) {
     return !options.in_place.empty() && kept_in_place(options, trace.placed_path(e.path));
   };
   size_t kept = 0;
-  for (const tree_entry& e : tree) {
+  for (uint32_t i = 0; i < tree.size(); ++i) {
+    const tree_entry e = tree[i];
     if (in_place(e)) {
       ++kept;
       continue;
     }
     if (is_dir(e)) {
-      dirs.push_back(&e);
+      dirs.push_back(i);
     } else if (e.link_group != 0 && S_ISREG(e.mode)) {
-      auto [it, first] = first_of_group.try_emplace(e.link_group, &e);
+      auto [it, first] = first_of_group.try_emplace(e.link_group, i);
       if (first)
-        leaves.push_back(&e);
+        leaves.push_back(i);
       else
-        links.emplace_back(&e, it->second);
+        links.emplace_back(i, it->second);
     } else {
-      leaves.push_back(&e);
+      leaves.push_back(i);
     }
   }
 
@@ -406,7 +408,7 @@ result<prepare_result> prepare_tree(trace_reader& trace, const target_root& targ
   };
 
   worker main(trace, target, data, options, umask);
-  for (const tree_entry* e : dirs) main.create(*e);
+  for (const uint32_t i : dirs) main.create(tree[i]);
   progress(dirs.size());
 
   // a thread per batch at most: a small tree is made by this one alone
@@ -421,7 +423,7 @@ result<prepare_result> prepare_tree(trace_reader& trace, const target_root& targ
       const size_t from = next.fetch_add(batch);
       if (from >= leaves.size()) return;
       const size_t to = std::min(leaves.size(), from + batch);
-      for (size_t i = from; i < to; ++i) w.create(*leaves[i]);
+      for (size_t i = from; i < to; ++i) w.create(tree[leaves[i]]);
       if (&w == workers[0].get())
         progress(to - from);
       else
@@ -435,9 +437,9 @@ result<prepare_result> prepare_tree(trace_reader& trace, const target_root& targ
   }
   for (const auto& w : workers) merge(main.r, w->r);
 
-  for (const auto& [e, first] : links) main.create_link(*e, *first);
+  for (const auto& [i, first] : links) main.create_link(tree[i], tree[first]);
   progress(links.size());
-  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) main.finish_dir(**it);
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) main.finish_dir(tree[*it]);
 
   prepare_result r = std::move(main.r);
   std::sort(r.first_errors.begin(), r.first_errors.end());
