@@ -1,5 +1,7 @@
 #include <deque>
+#include <future>
 #include <optional>
+#include <system_error>
 
 #include "trace_reader_impl.h"
 
@@ -8,7 +10,9 @@ namespace fsrr {
 // The merge: every thread group of a joined block is a cursor, decoded a batch at a time;
 // the cursor with the earliest next event goes first. The next block is decompressed ahead
 // and joined once the merge reaches its first event, so memory holds only the blocks whose
-// time ranges overlap, and only a batch of decoded events per thread.
+// time ranges overlap, and only a batch of decoded events per thread. The block after that
+// one is loaded (decompressed, verified) by a helper thread meanwhile: a block of a million
+// events takes tens of ms, which a replay's dispatcher would otherwise stand still for.
 struct trace_reader::event_stream::impl {
   static constexpr size_t batch_events = 4096;
 
@@ -33,6 +37,11 @@ struct trace_reader::event_stream::impl {
   std::unique_ptr<decoded> ahead;               // decompressed, not yet joined
   const fb::Chunk* ahead_chunk = nullptr;
   uint64_t ahead_min = 0;
+  struct loading {
+    std::unique_ptr<decoded> d;                  // its buffer, which only the helper touches
+    std::future<result<const fb::Block*>> done;  // destroyed first: waits for the helper
+  };
+  std::optional<loading> next_load;  // block next_block - 1, on its way
 
   struct cursor {
     const event* at;
@@ -79,11 +88,28 @@ struct trace_reader::event_stream::impl {
     return d;
   }
 
+  // Starts loading the next block, on a helper thread if one can be had.
+  void start_load() {
+    if (next_load || next_block >= r->blocks.size()) return;
+    auto d = fresh();
+    d->index = next_block++;
+    const auto load = [at = r, into = d.get()] { return at->load_block(into->index, into->buf); };
+    std::future<result<const fb::Block*>> done;
+    try {
+      done = std::async(std::launch::async, load);
+    } catch (const std::system_error&) {  // no thread (a process limit): loaded when needed
+      done = std::async(std::launch::deferred, load);
+    }
+    next_load.emplace(loading{std::move(d), std::move(done)});
+  }
+
   result<void> decode_ahead() {
-    while (!ahead && next_block < r->blocks.size()) {
-      auto d = fresh();
-      d->index = next_block++;
-      const auto loaded = r->load_block(d->index, d->buf);
+    while (!ahead) {
+      start_load();
+      if (!next_load) break;
+      const auto loaded = next_load->done.get();
+      auto d = std::move(next_load->d);
+      next_load.reset();
       if (!loaded) return tl::unexpected(loaded.error());
       const fb::Block* b = *loaded;  // its tables were applied when the trace was opened
       if (!b->chunk() || b->chunk()->events() == 0 || !b->chunk()->threads()) {
@@ -95,6 +121,7 @@ struct trace_reader::event_stream::impl {
       d->min_ts = ahead_min;
       ahead = std::move(d);
     }
+    start_load();  // the one after, while the merge goes on
     return {};
   }
 
