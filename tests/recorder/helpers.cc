@@ -96,8 +96,9 @@ const event& trace::one(op o, const std::string& p) {
 }
 
 const tree_entry* trace::tree_entry_at(const std::string& p) {
-  for (const auto& t : reader.tree())
-    if (path(t.path) == p) return &t;
+  // The reader hands entries out by value; keep the found one so the pointer stays valid.
+  for (const tree_entry t : reader.tree())
+    if (path(t.path) == p) return &found_entries.emplace_back(t);
   return nullptr;
 }
 

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -50,6 +51,7 @@ struct trace {
   // The one event of op `o` on `path`; fails the test unless there is exactly one.
   const event& one(op o, const std::string& path);
   const tree_entry* tree_entry_at(const std::string& path);
+  std::deque<tree_entry> found_entries;
   // Events plus non-file counts per syscall name.
   std::map<std::string, uint64_t> totals();
 };
