@@ -222,27 +222,27 @@ result<void> trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
       return fail_block(i, "path table entries out of sequence");
     const auto* names = d.path_names();
     const size_t blob = names ? names->size() : 0;
-    // The blob is kept for the trace's life: it must hold the names and nothing else.
     uint64_t named = 0;
     for (size_t k = 0; k < np; ++k) named += d.path_name_len()->Get(k);
     if (named != blob)
       return fail_block(i, fmt::format("path names take {} bytes of a blob of {}", named, blob));
-    auto& store = name_storage.emplace_back(std::make_unique<char[]>(blob + 1));
-    if (blob) std::memcpy(store.get(), names->data(), blob);
+    const char* bytes = blob ? reinterpret_cast<const char*>(names->data()) : "";
     size_t pos = 0;
     uint32_t parent = 0;  // stored as deltas to the previous entry's parent
     for (size_t k = 0; k < np; ++k) {
       parent += d.path_parent()->Get(k);
       const uint32_t n = d.path_name_len()->Get(k);
       if (n > blob - pos) return fail_block(i, "path name runs past its table");
-      const std::string_view name(store.get() + pos, n);
+      const std::string_view name(bytes + pos, n);
       pos += n;
       const bool is_root = paths.size() == root_path;
       // A path without parent beyond root_path is the top of a further root (checked below).
       if (is_root ? (parent != no_id || !name.empty())
-                  : (parent >= paths.size() || !valid_component(name)))
+                  : (parent >= paths.size() || !valid_component(name) || n > 0xffff))
         return fail_block(i, fmt::format("invalid path entry {}", paths.size()));
-      paths.push_back({parent, name});
+      const auto at = this->names.add(name);
+      if (!at) return fail_block(i, "path names beyond 4 GiB");
+      paths.push_back({parent, *at});
     }
   }
   const size_t ns = len(d.string_len());
@@ -373,7 +373,7 @@ result<void> trace_reader::impl::load_tables() {
     if (!b) return tl::unexpected(b.error());
     FSRR_TRY(apply_block(defs_through, **b));
   }
-  if (paths.size() <= root_path) paths.push_back({no_id, ""});  // a trace with no blocks
+  if (paths.size() <= root_path) paths.push_back({no_id, *names.add("")});  // no blocks
   return {};
 }
 
@@ -506,9 +506,33 @@ size_t trace_reader::path_count() {
   return impl_->paths.size() - 1;
 }
 
-const path_entry& trace_reader::path(path_id id) {
-  static const path_entry none{no_id, ""};
-  return id == no_id || id >= impl_->paths.size() ? none : impl_->paths[id];
+path_entry trace_reader::path(path_id id) {
+  if (id == no_id || id >= impl_->paths.size()) return {no_id, ""};
+  const auto& p = impl_->paths[id];
+  return {p.parent, impl_->names.at(p.name)};
+}
+
+std::optional<uint32_t> trace_reader::impl::name_arena::add(std::string_view name) {
+  const size_t need = 2 + name.size();
+  if (used_ + need > chunk_bytes) {
+    if (chunks_.size() >= (uint64_t{1} << 32) / chunk_bytes) return std::nullopt;
+    chunks_.push_back(std::make_unique<char[]>(chunk_bytes));
+    used_ = 0;
+  }
+  char* at = chunks_.back().get() + used_;
+  at[0] = static_cast<char>(name.size() & 0xff);
+  at[1] = static_cast<char>(name.size() >> 8);
+  std::memcpy(at + 2, name.data(), name.size());
+  const auto offset = static_cast<uint32_t>((chunks_.size() - 1) * chunk_bytes + used_);
+  used_ += static_cast<uint32_t>(need);
+  return offset;
+}
+
+std::string_view trace_reader::impl::name_arena::at(uint32_t offset) const {
+  const char* p = chunks_[offset / chunk_bytes].get() + offset % chunk_bytes;
+  const size_t n = static_cast<uint8_t>(p[0]) | static_cast<size_t>(static_cast<uint8_t>(p[1]))
+                                                    << 8;
+  return {p + 2, n};
 }
 
 // Parents always precede children (checked on load), so these walks end.

@@ -54,7 +54,7 @@ class trace_reader {
   const std::vector<trace_root>& roots();  // roots()[k] is root k + 1; empty in older traces
   uint32_t root_of(path_id id);            // the root a path belongs to, from 1
   path_id top_of(path_id id);              // its topmost ancestor (root_path or a root's top)
-  const path_entry& path(path_id id);
+  path_entry path(path_id id);
   const std::string& string(string_id id);
   const file_info& file(file_id id);
   const thread_info& thread(thread_id id);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,10 +41,27 @@ struct trace_reader::impl {
 
   size_t defs_through = 0;  // blocks whose tables, tree and counters are applied
   size_t checked_tops = 0, checked_threads = 0;  // table entries validated against the roots
-  std::vector<std::unique_ptr<char[]>> name_storage;  // path names, one blob per block
+  // Path names, each after its uint16 length, in 1 MiB chunks that never move; a path entry
+  // is its parent and the offset of its name here: 8 bytes a path.
+  class name_arena {
+   public:
+    static constexpr uint32_t chunk_bytes = 1u << 20;
+    // The offset of a copy of `name`, or nullopt once 4 GiB of names are held.
+    std::optional<uint32_t> add(std::string_view name);
+    std::string_view at(uint32_t offset) const;
+
+   private:
+    std::vector<std::unique_ptr<char[]>> chunks_;
+    uint32_t used_ = chunk_bytes;  // in the last chunk
+  };
+  struct packed_path {
+    path_id parent;
+    uint32_t name;  // offset in names
+  };
+  name_arena names;
   // The tables and the tree grow a chunk at a time: a vector's doubling would hold up to three
   // times a large tree's entries at its peak.
-  std::deque<path_entry> paths{1};  // index 0 is "none"
+  std::deque<packed_path> paths{{no_id, 0}};  // index 0 is "none"
   std::deque<std::string> strings{1};
   std::deque<file_info> files{1};
   std::deque<thread_info> threads{1};
