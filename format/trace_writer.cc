@@ -79,11 +79,11 @@ struct trace_writer::impl {
   // tables (ids are dense from 1)
   // Bounded: see bounded_intern. Paths and files churned through by a long workload (rsync's
   // temporary names, a build's objects) must not grow the recorder without end.
-  bounded_intern<std::string, path_id> path_ids{1u << 18};
+  flat_intern<path_keys> path_ids{1u << 18};
   uint32_t paths = 0;
   bounded_intern<std::string, string_id> string_ids{1u << 16};
   uint32_t strings = 0;
-  bounded_intern<file_info, file_id, file_key_hash> file_ids{1u << 18};
+  flat_intern<file_keys> file_ids{1u << 18};
   uint32_t files = 0;
   uint32_t threads = 0;
   uint32_t roots = 0;
@@ -219,8 +219,7 @@ void trace_writer::impl::write_header(const header_info& h) {
 
 path_id trace_writer::intern_child(path_id parent, std::string_view name) {
   if (!valid_component(name)) return no_id;
-  return impl_->path_ids.get(path_key(parent, name),
-                             [&] { return impl_->new_path(parent, name); });
+  return impl_->path_ids.get({parent, name}, [&] { return impl_->new_path(parent, name); });
 }
 
 path_id trace_writer::intern_path(std::string_view absolute) {

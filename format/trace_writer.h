@@ -35,8 +35,9 @@ class trace_writer {
   trace_writer(trace_writer&&) noexcept;
   trace_writer& operator=(trace_writer&&) = delete;
 
-  // Interning: the same key yields the same id, except that keys unseen for 256k new keys
-  // (65k for strings) may get a new one, so that memory stays bounded (see bounded_intern).
+  // Interning: the same key yields the same id, except that paths and files unseen for 196k
+  // new ones (65k new strings) may get a new one, so that memory stays bounded (see
+  // flat_intern and bounded_intern).
   // no_id for a path that does not start with '/' or a name valid_component refuses (empty,
   // or a '/' or NUL in it): a caller with untrusted names checks for it.
   path_id intern_path(std::string_view absolute);  // "/a/b/c"
