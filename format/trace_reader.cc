@@ -271,7 +271,11 @@ result<void> trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
     for (size_t k = 0; k < nf; ++k) {
       dev += d.file_dev()->Get(k);
       ino += d.file_ino()->Get(k);
-      files.push_back({dev, ino, d.file_gen()->Get(k), d.file_type()->Get(k)});
+      const uint32_t type = d.file_type()->Get(k);
+      const auto di = dev_index(dev);
+      if (!di) return fail_block(i, "a trace of more than 65,535 devices");
+      if (type > 0xffff) return fail_block(i, fmt::format("invalid file entry {}", files.size()));
+      files.push_back({ino, d.file_gen()->Get(k), *di, static_cast<uint16_t>(type)});
     }
   }
   const size_t nt = len(d.thread_tid());
@@ -577,8 +581,18 @@ const std::string& trace_reader::string(string_id id) {
   return impl_->strings[id < impl_->strings.size() ? id : 0];
 }
 
-const file_info& trace_reader::file(file_id id) {
-  return impl_->files[id < impl_->files.size() ? id : 0];
+file_info trace_reader::file(file_id id) {
+  const auto& f = impl_->files[id < impl_->files.size() ? id : 0];
+  return {impl_->devs[f.dev], f.ino, f.gen, f.type};
+}
+
+std::optional<uint16_t> trace_reader::impl::dev_index(uint64_t dev) {
+  if (devs[last_dev] == dev) return last_dev;
+  const auto at = std::find(devs.begin(), devs.end(), dev);
+  if (at == devs.end() && devs.size() > 0xffff) return std::nullopt;
+  last_dev = static_cast<uint16_t>(at - devs.begin());
+  if (at == devs.end()) devs.push_back(dev);
+  return last_dev;
 }
 
 const thread_info& trace_reader::thread(thread_id id) {

@@ -56,7 +56,7 @@ class trace_reader {
   path_id top_of(path_id id);              // its topmost ancestor (root_path or a root's top)
   path_entry path(path_id id);
   const std::string& string(string_id id);
-  const file_info& file(file_id id);
+  file_info file(file_id id);
   const thread_info& thread(thread_id id);
   // The (CLOCK_MONOTONIC, CLOCK_REALTIME) pairs the recorder wrote, in order.
   const std::vector<std::pair<uint64_t, int64_t>>& clock_pairs();
