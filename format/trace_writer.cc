@@ -79,11 +79,11 @@ struct trace_writer::impl {
   // tables (ids are dense from 1)
   // Bounded: see bounded_intern. Paths and files churned through by a long workload (rsync's
   // temporary names, a build's objects) must not grow the recorder without end.
-  flat_intern<path_keys> path_ids{1u << 18};
+  flat_intern<path_keys> path_ids{1u << 17};
   uint32_t paths = 0;
   bounded_intern<std::string, string_id> string_ids{1u << 16};
   uint32_t strings = 0;
-  flat_intern<file_keys> file_ids{1u << 18};
+  flat_intern<file_keys> file_ids{1u << 17};
   uint32_t files = 0;
   uint32_t threads = 0;
   uint32_t roots = 0;

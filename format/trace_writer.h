@@ -35,7 +35,7 @@ class trace_writer {
   trace_writer(trace_writer&&) noexcept;
   trace_writer& operator=(trace_writer&&) = delete;
 
-  // Interning: the same key yields the same id, except that paths and files unseen for 196k
+  // Interning: the same key yields the same id, except that paths and files unseen for 98k
   // new ones (65k new strings) may get a new one, so that memory stays bounded (see
   // flat_intern and bounded_intern).
   // no_id for a path that does not start with '/' or a name valid_component refuses (empty,
