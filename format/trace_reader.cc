@@ -588,11 +588,16 @@ file_info trace_reader::file(file_id id) {
 
 std::optional<uint16_t> trace_reader::impl::dev_index(uint64_t dev) {
   if (devs[last_dev] == dev) return last_dev;
-  const auto at = std::find(devs.begin(), devs.end(), dev);
-  if (at == devs.end() && devs.size() > 0xffff) return std::nullopt;
-  last_dev = static_cast<uint16_t>(at - devs.begin());
-  if (at == devs.end()) devs.push_back(dev);
-  return last_dev;
+  // A map, not a search of devs: a hostile trace may alternate among 65,535 devices.
+  auto [at, added] = dev_ids.try_emplace(dev, static_cast<uint16_t>(devs.size()));
+  if (added) {
+    if (devs.size() > 0xffff) {
+      dev_ids.erase(at);
+      return std::nullopt;
+    }
+    devs.push_back(dev);
+  }
+  return last_dev = at->second;
 }
 
 const thread_info& trace_reader::thread(thread_id id) {

@@ -104,6 +104,27 @@ TEST_CASE("a path name that is not UTF-8 is described with hex escapes") {
         R"(0.000001 [7] openat("/d/caf\xe9\"\\.txt", O_RDONLY, 0) = 3 <0.000000>)");
 }
 
+TEST_CASE("a trace may name 65535 devices and no more") {
+  // The reader keeps a file's device as a 16-bit index into the trace's devices.
+  const auto write = [](const std::string& path, uint64_t devices) {
+    trace_writer w = or_throw(trace_writer::create(path, test::sample_header()));
+    for (uint64_t d = 1; d <= devices; ++d) (void)w.intern_file({d, 7, 0, S_IFREG});
+    or_throw(w.finish());
+  };
+  test::temp_dir dir;
+  write(dir / "most.trace", 65535);
+  trace_reader r = or_throw(trace_reader::open(dir / "most.trace"));
+  REQUIRE(r.file_count() == 65535);
+  CHECK(r.file(65535) == file_info{65535, 7, 0, S_IFREG});
+  CHECK(r.file(1) == file_info{1, 7, 0, S_IFREG});
+  CHECK(read_error(dir / "most.trace") == "");
+  write(dir / "more.trace", 65536);
+  const std::string error = read_error(dir / "more.trace");
+  INFO(error);
+  CHECK(error.starts_with(dir / "more.trace" + ": block "));
+  CHECK(error.ends_with(": a trace of more than 65,535 devices"));
+}
+
 TEST_CASE("the summary of a trace without footer decodes a huge group a batch at a time") {
   // It decoded each thread group whole: 8M one-byte events (a 32 MB block, 3 KB compressed)
   // took 8M decoded events, ~800 MB. Under an address-space limit well below that, the
