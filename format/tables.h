@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstdint>
 #include <functional>
@@ -22,9 +23,10 @@ struct file_key_hash {
   }
 };
 
-// A name a path table may hold: not empty, no '/', no NUL.
+// A name a path table may hold: not empty, no '/', no NUL, at most 65,535 bytes (a reader
+// keeps a name's length in 16 bits; NAME_MAX is 255).
 inline bool valid_component(std::string_view name) {
-  return !name.empty() && name.find('/') == std::string_view::npos &&
+  return !name.empty() && name.size() <= 0xffff && name.find('/') == std::string_view::npos &&
          name.find('\0') == std::string_view::npos;
 }
 
@@ -72,7 +74,9 @@ class flat_intern {
  public:
   using key = typename Keys::key;
   using slot = typename Keys::slot;
-  explicit flat_intern(size_t max_slots) : max_slots_(max_slots < 16 ? 16 : max_slots) {}
+  // A power of two: the probe masks with slots - 1.
+  explicit flat_intern(size_t max_slots)
+      : max_slots_(std::bit_ceil(std::max<size_t>(max_slots, 16))) {}
   template <typename Make>
   uint32_t get(const key& k, Make&& make) {
     const uint64_t h = Keys::hash(k);

@@ -238,7 +238,7 @@ result<void> trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
       const bool is_root = paths.size() == root_path;
       // A path without parent beyond root_path is the top of a further root (checked below).
       if (is_root ? (parent != no_id || !name.empty())
-                  : (parent >= paths.size() || !valid_component(name) || n > 0xffff))
+                  : (parent >= paths.size() || !valid_component(name)))
         return fail_block(i, fmt::format("invalid path entry {}", paths.size()));
       const auto at = this->names.add(name);
       if (!at) return fail_block(i, "path names beyond 4 GiB");
@@ -588,7 +588,8 @@ file_info trace_reader::file(file_id id) {
 
 std::optional<uint16_t> trace_reader::impl::dev_index(uint64_t dev) {
   if (devs[last_dev] == dev) return last_dev;
-  // A map, not a search of devs: a hostile trace may alternate among 65,535 devices.
+  // A tree, not a search of devs or a hash: a hostile trace may alternate among 65,535
+  // devices, or choose numbers that collide.
   auto [at, added] = dev_ids.try_emplace(dev, static_cast<uint16_t>(devs.size()));
   if (added) {
     if (devs.size() > 0xffff) {

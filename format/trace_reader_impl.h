@@ -9,7 +9,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -74,7 +73,7 @@ struct trace_reader::impl {
   };
   std::deque<packed_file> files{packed_file{}};
   std::vector<uint64_t> devs{0};
-  std::unordered_map<uint64_t, uint16_t> dev_ids{{0, 0}};
+  std::map<uint64_t, uint16_t> dev_ids{{0, 0}};  // ordered: no hash a trace can aim at
   uint16_t last_dev = 0;
   std::optional<uint16_t> dev_index(uint64_t dev);
   std::deque<thread_info> threads{1};

@@ -59,4 +59,6 @@ TEST_CASE("path components are checked") {
   CHECK_FALSE(valid_component(""));
   CHECK_FALSE(valid_component("a/b"));
   CHECK_FALSE(valid_component(std::string("a\0b", 3)));
+  CHECK(valid_component(std::string(0xffff, 'x')));  // a reader keeps 16 bits of length
+  CHECK_FALSE(valid_component(std::string(0x10000, 'x')));
 }
