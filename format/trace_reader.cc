@@ -240,9 +240,9 @@ result<void> trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
       if (is_root ? (parent != no_id || !name.empty())
                   : (parent >= paths.size() || !valid_component(name)))
         return fail_block(i, fmt::format("invalid path entry {}", paths.size()));
-      const auto at = this->names.add(name);
-      if (!at) return fail_block(i, "path names beyond 4 GiB");
-      paths.push_back({parent, *at});
+      const uint64_t at = this->names.add(name);
+      if (at > UINT32_MAX) return fail_block(i, "path names beyond 4 GiB");
+      paths.push_back({parent, static_cast<uint32_t>(at)});
     }
   }
   const size_t ns = len(d.string_len());
@@ -377,7 +377,7 @@ result<void> trace_reader::impl::load_tables() {
     if (!b) return tl::unexpected(b.error());
     FSRR_TRY(apply_block(defs_through, **b));
   }
-  if (paths.size() <= root_path) paths.push_back({no_id, *names.add("")});  // no blocks
+  if (paths.size() <= root_path) paths.push_back({no_id, 0});  // a trace with no blocks: ""
   return {};
 }
 
@@ -513,30 +513,7 @@ size_t trace_reader::path_count() {
 path_entry trace_reader::path(path_id id) {
   if (id == no_id || id >= impl_->paths.size()) return {no_id, ""};
   const auto& p = impl_->paths[id];
-  return {p.parent, impl_->names.at(p.name)};
-}
-
-std::optional<uint32_t> trace_reader::impl::name_arena::add(std::string_view name) {
-  const size_t need = 2 + name.size();
-  if (used_ + need > chunk_bytes) {
-    if (chunks_.size() >= (uint64_t{1} << 32) / chunk_bytes) return std::nullopt;
-    chunks_.push_back(std::make_unique<char[]>(chunk_bytes));
-    used_ = 0;
-  }
-  char* at = chunks_.back().get() + used_;
-  at[0] = static_cast<char>(name.size() & 0xff);
-  at[1] = static_cast<char>(name.size() >> 8);
-  std::memcpy(at + 2, name.data(), name.size());
-  const auto offset = static_cast<uint32_t>((chunks_.size() - 1) * chunk_bytes + used_);
-  used_ += static_cast<uint32_t>(need);
-  return offset;
-}
-
-std::string_view trace_reader::impl::name_arena::at(uint32_t offset) const {
-  const char* p = chunks_[offset / chunk_bytes].get() + offset % chunk_bytes;
-  const size_t n = static_cast<uint8_t>(p[0]) | static_cast<size_t>(static_cast<uint8_t>(p[1]))
-                                                    << 8;
-  return {p + 2, n};
+  return {p.parent, impl_->names.get(p.name)};
 }
 
 // Parents always precede children (checked on load), so these walks end.

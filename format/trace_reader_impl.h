@@ -15,6 +15,7 @@
 
 #include "column_codec.h"
 #include "container.h"
+#include "name_arena.h"
 #include "result.h"
 #include "trace_generated.h"
 #include "trace_reader.h"
@@ -41,22 +42,9 @@ struct trace_reader::impl {
 
   size_t defs_through = 0;  // blocks whose tables, tree and counters are applied
   size_t checked_tops = 0, checked_threads = 0;  // table entries validated against the roots
-  // Path names, each after its uint16 length, in 1 MiB chunks that never move; a path entry
-  // is its parent and the offset of its name here: 8 bytes a path.
-  class name_arena {
-   public:
-    static constexpr uint32_t chunk_bytes = 1u << 20;
-    // The offset of a copy of `name`, or nullopt once 4 GiB of names are held.
-    std::optional<uint32_t> add(std::string_view name);
-    std::string_view at(uint32_t offset) const;
-
-   private:
-    std::vector<std::unique_ptr<char[]>> chunks_;
-    uint32_t used_ = chunk_bytes;  // in the last chunk
-  };
   struct packed_path {
     path_id parent;
-    uint32_t name;  // offset in names
+    uint32_t name;  // offset in names: a trace's names end before 4 GiB
   };
   name_arena names;
   // The tables and the tree grow a chunk at a time: a vector's doubling would hold up to three

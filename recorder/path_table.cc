@@ -21,23 +21,6 @@ std::string fd_path(int fd) {
 
 }  // namespace
 
-uint64_t path_table::name_arena::add(std::string_view name) {
-  if (name.empty()) return 0;
-  // Longer names than a path may hold (PATH_MAX) are cut; no syscall resolves one.
-  const uint16_t len = static_cast<uint16_t>(std::min<size_t>(name.size(), PATH_MAX));
-  if (used_ + sizeof len + len > chunk_bytes) {
-    chunks_.push_back(std::make_unique_for_overwrite<char[]>(chunk_bytes));
-    // Offset 0 of the first chunk stays unused: 0 means "no name".
-    used_ = chunks_.size() == 1 ? 1 : 0;
-  }
-  char* p = chunks_.back().get() + used_;
-  std::memcpy(p, &len, sizeof len);
-  std::memcpy(p + sizeof len, name.data(), len);
-  const uint64_t at = (chunks_.size() - 1) * chunk_bytes + used_;
-  used_ += sizeof len + len;
-  return at;
-}
-
 path_table::path_table(trace_writer& w) : w_(w) {
   nodes_.resize(64);
   nodes_[root_path].top = root_path;
@@ -62,7 +45,7 @@ path_id path_table::note(path_id id, path_id parent, std::string_view name) {
   if (n.parent == no_id && n.top != id) {
     n.parent = parent;
     n.top = top(parent);
-    n.name = names_.add(name);
+    n.name = names_.add(name.substr(0, PATH_MAX));  // no syscall resolves a longer one
   }
   return id;
 }

@@ -17,6 +17,7 @@
 
 #include "event.h"
 #include "hash.h"
+#include "name_arena.h"
 #include "trace_writer.h"
 
 namespace fsrr::recorder {
@@ -59,22 +60,6 @@ class path_table {
  private:
   // A path's name lives in an arena of chunks that never move: a node is 16 bytes, not 40,
   // and a big tree's table grows a chunk at a time rather than by doubling.
-  class name_arena {
-   public:
-    static constexpr size_t chunk_bytes = 1 << 20;
-    uint64_t add(std::string_view name);  // where it is; 0 for ""
-    std::string_view get(uint64_t at) const {
-      if (at == 0) return {};
-      const char* p = chunks_[at / chunk_bytes].get() + at % chunk_bytes;
-      uint16_t len;
-      std::memcpy(&len, p, sizeof len);
-      return {p + sizeof len, len};
-    }
-
-   private:
-    std::vector<std::unique_ptr<char[]>> chunks_;
-    size_t used_ = chunk_bytes;  // in the last chunk
-  };
   struct node {
     path_id parent = no_id;
     path_id top = root_path;
