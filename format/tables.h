@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <climits>
 #include <cstdint>
 #include <functional>
 #include <string>
