@@ -77,8 +77,9 @@ struct trace_writer::impl {
   uint32_t seq = 0;
 
   // tables (ids are dense from 1)
-  // Bounded: see flat_intern and bounded_intern. Paths and files churned through by a long workload
-  // (rsync's temporary names, a build's objects) must not grow the recorder without end.
+  // Bounded: see flat_intern and bounded_intern. Paths and files churned through by a long
+  // workload (rsync's temporary names, a build's objects) must not grow the recorder without
+  // end.
   flat_intern<path_keys> path_ids{1u << 17};
   uint32_t paths = 0;
   bounded_intern<std::string, string_id> string_ids{1u << 16};
