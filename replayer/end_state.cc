@@ -6,13 +6,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <unordered_map>
 
 #include "fd_map.h"
+#include "name_tree.h"
 
 namespace fsrr {
 namespace {
@@ -44,36 +44,6 @@ struct object {
 };
 using object_id = uint32_t;  // in impl::objects_
 
-// The namespace as a tree of names, so a renamed directory takes its contents along. A
-// leaf is 16 bytes besides its name; a subtree moves between directories as a map node.
-struct node;
-using children = std::map<std::string, node, std::less<>>;
-struct node {
-  object_id obj = 0;
-  std::unique_ptr<children> kids;  // none: no names below
-  node() = default;
-  explicit node(object_id o) : obj(o) {}
-  node(node&&) = default;
-  node& operator=(node&&) = default;
-  // Without recursion: a trace may nest directories thousands deep.
-  ~node() {
-    if (!kids) return;
-    std::vector<std::unique_ptr<children>> todo;
-    todo.push_back(std::move(kids));
-    while (!todo.empty()) {
-      std::unique_ptr<children> m = std::move(todo.back());
-      todo.pop_back();
-      for (auto& [name, n] : *m)
-        if (n.kids) todo.push_back(std::move(n.kids));
-    }
-  }
-  children& below() {
-    if (!kids) kids = std::make_unique<children>();
-    return *kids;
-  }
-};
-using subtree = children::node_type;
-
 // The components of "/a/b/c", without copying them.
 template <typename F>
 void for_components(std::string_view p, F&& each) {
@@ -91,7 +61,7 @@ void for_components(std::string_view p, F&& each) {
 class end_state_model::impl {
  public:
   explicit impl(trace_reader& r) : r_(r), fds_(threads(r)), flow_(r) {
-    root_.obj = new_object(S_IFDIR);
+    tree_.value(name_tree::root) = new_object(S_IFDIR);
     files_.assign(r.file_count() + 1, none);
   }
 
@@ -99,21 +69,28 @@ class end_state_model::impl {
     // Entry by entry, not through expected_from_tree(): its map would double the peak.
     std::unordered_map<uint32_t, object_id> groups;
     const auto& tree = r_.tree();
+    tree_obj_.assign(tree.size(), none);
     for (size_t i = 0; i < tree.size(); ++i) {
       const tree_entry& e = tree[i];
       if (!expected_in_tree(e)) continue;
       const uint32_t group = e.link_group;
-      object_id fresh = none;
-      object_id& o = group ? groups.try_emplace(group, none).first->second : fresh;
-      if (o == none) o = tree_object(i);
-      make(r_.placed_path(e.path), o).obj = o;
+      ref v;
+      if (group) {  // names of one inode: one object
+        object_id& o = groups.try_emplace(group, none).first->second;
+        if (o == none) o = tree_obj_[i] = tree_object(i);
+        v = o;
+      } else {
+        v = i < tree_ref ? static_cast<ref>(tree_ref | i) : (tree_obj_[i] = tree_object(i));
+      }
+      tree_.value(make(r_.placed_path(e.path), v)) = v;
       next_group_ = std::max(next_group_, group + 1);
     }
     for (const tree_entry& e : tree)
       if (e.file && e.file < files_.size())
-        if (node* n = find(r_.placed_path(e.path))) {
-          files_[e.file] = n->obj;
-          objects_[n->obj].file = e.file;
+        if (const name_tree::id n = find(r_.placed_path(e.path)); n != name_tree::none) {
+          const ref v = tree_.value(n);
+          files_[e.file] = v;
+          if (!(v & tree_ref)) objects_[v].file = e.file;  // else tree_object() gives it
         }
   }
 
@@ -132,7 +109,9 @@ class end_state_model::impl {
       case op::creat:
         return open(e);
       case op::fd_bind:  // a file found open: the one at its path
-        if (node* n = e.file ? find(path(e.path)) : nullptr) bind(e.file, n->obj);
+        if (const name_tree::id n = e.file ? find(path(e.path)) : name_tree::none;
+            n != name_tree::none)
+          bind(e.file, tree_.value(n));
         return;
       case op::write:
       case op::pwrite64:
@@ -169,7 +148,9 @@ class end_state_model::impl {
       }
       case op::link:
       case op::linkat:
-        if (node* n = e.path ? find(path(e.path)) : nullptr) place(path(e.path2), n->obj);
+        if (const name_tree::id n = e.path ? find(path(e.path)) : name_tree::none;
+            n != name_tree::none)
+          place(path(e.path2), tree_.value(n));
         return;
       case op::unlink:
       case op::unlinkat:
@@ -214,32 +195,26 @@ class end_state_model::impl {
 
   expected_state result() {
     expected_state s;
-    std::vector<uint32_t> names = count_names();
-    std::vector<std::pair<const node*, std::string>> todo;
-    const auto push_children = [&](const node& n, const std::string& p) {
-      if (!n.kids) return;  // in reverse, so that names come off the stack (and get link
-      for (auto it = n.kids->rbegin(); it != n.kids->rend(); ++it)  // groups) in order
-        todo.emplace_back(&it->second, p + "/" + it->first);
-    };
-    push_children(root_, "");
-    while (!todo.empty()) {
-      auto [n, p] = std::move(todo.back());
-      todo.pop_back();
-      s[p] = entry_of(n->obj, names[n->obj]);
-      push_children(*n, p);
-    }
+    const name_tree::index ix = tree_.ordered();
+    const std::vector<uint32_t> names = count_names(ix);
+    walk(ix, [&](name_tree::id n, const std::string& p) {
+      const ref v = tree_.value(n);
+      s[p] = entry_of(v, count(names, v));
+    });
     unique_removed();
     for (const path_id id : removed_)
       if (const std::string p = path(id); !s.count(p)) s[p].absent = true;
     return s;
   }
 
-  // result(), taking the model apart as it goes: each node is freed once its entry is out,
-  // so the model and the state it becomes are never both whole. `each` gets the state in
-  // parts of about `batch` entries: first the names removed, then the namespace depth first.
+  // result(), taking the model apart as it goes: each object's strings are freed once its
+  // last name is out, so the model and the state it becomes are never both whole. `each` gets
+  // the state in parts of about `batch` entries: first the names removed, then the namespace
+  // depth first.
   void take(size_t batch, const std::function<void(expected_state&)>& each) {
     files_ = {};  // the nodes alone lead to the objects now
-    std::vector<uint32_t> names = count_names();
+    const name_tree::index ix = tree_.ordered();
+    const std::vector<uint32_t> names = count_names(ix);
     expected_state s;
     const auto flush = [&](size_t at_least) {
       if (s.size() < at_least) return;
@@ -248,37 +223,71 @@ class end_state_model::impl {
     };
     unique_removed();
     for (const path_id id : removed_)
-      if (const std::string p = path(id); !find(p) && !s.count(p)) {
+      if (const std::string p = path(id); find(p) == name_tree::none && !s.count(p)) {
         s[p].absent = true;
         flush(batch);
       }
     removed_ = {};
-    std::vector<std::pair<subtree, std::string>> todo;
-    const auto push_children = [&](node& n, const std::string& p) {
-      if (!n.kids) return;
-      while (!n.kids->empty()) {  // the last first: see result()
-        subtree t = n.kids->extract(std::prev(n.kids->end()));
-        std::string name = p + "/" + t.key();
-        todo.emplace_back(std::move(t), std::move(name));
-      }
-      n.kids.reset();
-    };
-    push_children(root_, "");
-    while (!todo.empty()) {
-      auto [t, p] = std::move(todo.back());
-      todo.pop_back();
-      node& n = t.mapped();
-      object& o = objects_[n.obj];
-      s[p] = entry_of(n.obj, names[n.obj]);
-      if (++o.taken == names[n.obj]) o.more.reset();  // its last name
-      push_children(n, p);
+    tree_.forget_lookup();
+    walk(ix, [&](name_tree::id n, const std::string& p) {
+      const ref v = tree_.value(n);
+      const uint32_t c = count(names, v);
+      s[p] = entry_of(v, c);
+      if (const object_id o = resolved(v); o != none && ++objects_[o].taken == c)
+        objects_[o].more.reset();  // its last name
       flush(batch);
-    }
+    });
     flush(1);
   }
 
  private:
   static constexpr object_id none = UINT32_MAX;
+  // A node's value: an object, or (tree_ref set) tree entry i as found, until something
+  // changes it: then tree_obj_[i] is its object. A copy reads every entry of its source
+  // tree and changes none: an object each would be 64 bytes a file for nothing.
+  using ref = uint32_t;
+  static constexpr ref tree_ref = 1u << 31;
+
+  object_id resolved(ref v) const { return v & tree_ref ? tree_obj_[v & ~tree_ref] : v; }
+  object& obj(ref v) {  // made from its tree entry if it has none yet
+    if (!(v & tree_ref)) return objects_[v];
+    object_id& o = tree_obj_[v & ~tree_ref];
+    if (o == none) o = tree_object(v & ~tree_ref);
+    return objects_[o];
+  }
+  uint32_t mode_of(ref v) const {
+    const object_id o = resolved(v);
+    return o == none ? r_.tree()[v & ~tree_ref].mode : objects_[o].mode;
+  }
+  uint32_t count(const std::vector<uint32_t>& names, ref v) const {
+    const object_id o = resolved(v);
+    return o == none ? 1 : names[o];
+  }
+  // The file id tree entry i gives its object: one the trace has, else none.
+  file_id tree_file(size_t i) const {
+    const file_id f = r_.tree()[i].file;
+    return f < files_.size() ? f : 0;
+  }
+
+  // Depth first from the root, each directory's names in order: each(node, its path).
+  template <typename F>
+  void walk(const name_tree::index& ix, F&& each) const {
+    std::vector<std::pair<name_tree::id, std::string>> todo;
+    const auto push_children = [&](name_tree::id n, const std::string& p) {
+      const auto kids = ix.children(n);  // in reverse, so that names come off the stack (and
+      for (auto it = kids.end(); it != kids.begin();) {  // get link groups) in order
+        --it;
+        todo.emplace_back(*it, p + "/" + std::string(tree_.name(*it)));
+      }
+    };
+    push_children(name_tree::root, "");
+    while (!todo.empty()) {
+      auto [n, p] = std::move(todo.back());
+      todo.pop_back();
+      each(n, p);
+      push_children(n, p);
+    }
+  }
 
   static std::vector<thread_info> threads(trace_reader& r) {
     std::vector<thread_info> v(r.thread_count() + 1);
@@ -310,6 +319,7 @@ class end_state_model::impl {
     o.size = e.size;
     o.mtime_ns = e.mtime_ns;
     o.tree = static_cast<uint32_t>(i);
+    o.file = tree_file(i);
     o.check_size = S_ISREG(e.mode);
     return static_cast<object_id>(objects_.size() - 1);
   }
@@ -328,9 +338,11 @@ class end_state_model::impl {
   }
 
   // What compare() checks of a name of object `id`, which has `count` names.
-  expected_entry entry_of(object_id id, uint32_t count) {
+  expected_entry entry_of(ref v, uint32_t count) {
+    const object_id id = resolved(v);
+    if (id == none) return expected_of(r_, v & ~tree_ref);  // as found
     object& o = objects_[id];
-    if (!o.touched && o.tree != no_tree) return expected_of(r_, o.tree);  // as found
+    if (!o.touched && o.tree != no_tree) return expected_of(r_, o.tree);
     if (S_ISREG(o.mode) && count > 1 && o.link_group == 0) o.link_group = next_group_++;
     expected_entry x;
     if (o.more) {
@@ -368,45 +380,33 @@ class end_state_model::impl {
     x.check_content = true;
   }
 
-  node* find(std::string_view p) {
-    node* n = &root_;
-    bool found = true;
+  name_tree::id find(std::string_view p) const {
+    name_tree::id n = name_tree::root;
     for_components(p, [&](std::string_view c) {
-      if (!found) return;
-      if (!n->kids) {
-        found = false;
-        return;
-      }
-      const auto it = n->kids->find(c);
-      if (it == n->kids->end())
-        found = false;
-      else
-        n = &it->second;
+      if (n != name_tree::none) n = tree_.child(n, c);
     });
-    return found ? n : nullptr;
+    return n;
   }
   // The node at `p`, made if missing as object `leaf` (none: a new directory); missing
   // parents are made as directories (the recorder missed them).
-  node& make(std::string_view p, object_id leaf = none) {
-    node* n = &root_;
+  name_tree::id make(std::string_view p, ref leaf = none) {
+    name_tree::id n = name_tree::root;
     size_t pos = 1;
     while (pos < p.size()) {
       size_t end = p.find('/', pos);
       if (end == std::string_view::npos) end = p.size();
       if (end > pos) {
         const std::string_view c = p.substr(pos, end - pos);
-        children& m = n->below();
-        auto it = m.find(c);
-        if (it == m.end()) {
+        name_tree::id k = tree_.child(n, c);
+        if (k == name_tree::none) {
           const bool last = p.find_first_not_of('/', end) == std::string_view::npos;
-          const object_id o = last && leaf != none ? leaf : new_object(S_IFDIR);
-          it = m.emplace(std::string(c), node(o)).first;
+          k = tree_.add(n, c, last && leaf != none ? leaf : new_object(S_IFDIR));
         }
-        n = &it->second;
+        n = k;
       }
       pos = end + 1;
     }
-    return *n;
+    return n;
   }
   static bool has_name(std::string_view p) {
     bool any = false;
@@ -422,86 +422,97 @@ class end_state_model::impl {
     });
     return {parent.empty() ? "/" : parent, last};
   }
-  void place(const std::string& p, object_id o) {
+  void place(const std::string& p, ref v) {
     if (!has_name(p)) return;
-    make(p, o).obj = o;
+    tree_.value(make(p, v)) = v;
     parent_changed(p);
   }
   // Adding or removing a name changes the directory's mtime.
   void parent_changed(const std::string& p) {
     const size_t slash = p.rfind('/');
-    if (node* d = find(slash == 0 ? "/" : std::string_view(p).substr(0, slash)))
-      changed(&objects_[d->obj]);
+    if (const name_tree::id d = find(slash == 0 ? "/" : std::string_view(p).substr(0, slash));
+        d != name_tree::none)
+      changed(&obj(tree_.value(d)));
   }
   object* at(path_id id) {
-    node* n = id ? find(path(id)) : nullptr;
-    return n ? &objects_[n->obj] : nullptr;
+    const name_tree::id n = id ? find(path(id)) : name_tree::none;
+    return n != name_tree::none ? &obj(tree_.value(n)) : nullptr;
   }
   object* file(file_id id) {
-    return id < files_.size() && files_[id] != none ? &objects_[files_[id]] : nullptr;
+    return id < files_.size() && files_[id] != none ? &obj(files_[id]) : nullptr;
   }
-  void bind(file_id f, object_id o) {
+  void bind(file_id f, ref v) {
     if (f >= files_.size()) return;
-    files_[f] = o;
-    if (!objects_[o].file) objects_[o].file = f;
+    files_[f] = v;
+    // A tree entry with a file id of its own keeps it (its object, when made, has it too).
+    if (resolved(v) == none && tree_file(v & ~tree_ref)) return;
+    object& o = obj(v);
+    if (!o.file) o.file = f;
   }
-  std::optional<subtree> detach(const std::string& p) {
+  // The node at `p`, out of the namespace with all below it (to attach() or drop()).
+  std::optional<name_tree::id> detach(const std::string& p) {
     if (!has_name(p)) return std::nullopt;
     const auto [dir, name] = split(p);
-    node* parent = find(dir);
-    if (!parent || !parent->kids) return std::nullopt;
-    auto t = parent->kids->extract(name);
-    if (t.empty()) return std::nullopt;
-    changed(&objects_[parent->obj]);
-    return t;
+    const name_tree::id parent = find(dir);
+    if (parent == name_tree::none) return std::nullopt;
+    const name_tree::id n = tree_.child(parent, name);
+    if (n == name_tree::none) return std::nullopt;
+    tree_.unlink(n);
+    changed(&obj(tree_.value(parent)));
+    return n;
   }
-  void attach(const std::string& p, std::optional<subtree> t) {
-    if (!has_name(p) || !t) return;
+  void attach(const std::string& p, std::optional<name_tree::id> t) {
+    if (!t) return;
+    if (!has_name(p)) return tree_.drop(*t);
     const auto [dir, name] = split(p);
-    node& d = make(dir);
-    t->key() = name;
-    children& m = d.below();
-    m.erase(name);
-    m.insert(std::move(*t));
-    changed(&objects_[d.obj]);
+    const name_tree::id d = make(dir);
+    if (const name_tree::id old = tree_.child(d, name); old != name_tree::none) {
+      tree_.unlink(old);
+      tree_.drop(old);
+    }
+    tree_.link(*t, d, name);
+    changed(&obj(tree_.value(d)));
   }
   void remove(path_id id) {
     const std::string p = path(id);
-    if (detach(p)) note_removed(id);
+    if (const auto t = detach(p)) {
+      tree_.drop(*t);
+      note_removed(id);
+    }
   }
 
   void open(const event& e) {
     const uint32_t flags =
         e.kind == op::creat ? static_cast<uint32_t>(O_CREAT | O_WRONLY | O_TRUNC) : e.flags;
     const std::string p = path(e.path);
-    node* n = find(p);
-    if (!n && (flags & O_CREAT) && has_name(p)) {
-      n = &make(p, new_object(S_IFREG));
+    name_tree::id n = find(p);
+    if (n == name_tree::none && (flags & O_CREAT) && has_name(p)) {
+      n = make(p, new_object(S_IFREG));
       parent_changed(p);
     }
-    if (!n) return;
-    if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && S_ISREG(objects_[n->obj].mode))
-      resize(&objects_[n->obj], 0);
-    if (e.file) bind(e.file, n->obj);
+    if (n == name_tree::none) return;
+    const ref v = tree_.value(n);
+    if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && S_ISREG(mode_of(v)))
+      resize(&obj(v), 0);
+    if (e.file) bind(e.file, v);
   }
   void rename(const event& e) {
     const std::string from = path(e.path), to = path(e.path2);
     if (from.empty() || to.empty() || from == to) return;
     if (e.flags & RENAME_EXCHANGE) {
-      auto a = detach(from);
-      auto b = detach(to);
-      attach(to, std::move(a));
-      attach(from, std::move(b));
+      const auto a = detach(from), b = detach(to);
+      attach(to, a);
+      attach(from, b);
       return;
     }
-    node* a = find(from);
-    node* b = find(to);
-    if (!a) return;
-    if (b && b->obj == a->obj) return;  // two names of one inode: rename(2) leaves both
+    const name_tree::id a = find(from), b = find(to);
+    if (a == name_tree::none) return;
+    if (b != name_tree::none && same(tree_.value(a), tree_.value(b)))
+      return;  // two names of one inode: rename(2) leaves both
     auto n = detach(from);
-    detach(to);
+    if (auto gone = detach(to)) tree_.drop(*gone);
     note_removed(e.path);
-    attach(to, std::move(n));
+    attach(to, n);
   }
   void clone(const event& e) {
     object* dst = file(e.file);
@@ -597,24 +608,28 @@ class end_state_model::impl {
 
   // Names of each object beneath the root, with a stack of its own: a trace may nest
   // thousands deep.
-  std::vector<uint32_t> count_names() const {
+  // (An entry of the tree as found has one name: a second one would have made its object.)
+  std::vector<uint32_t> count_names(const name_tree::index& ix) const {
     std::vector<uint32_t> names(objects_.size());
-    std::vector<const node*> todo = {&root_};
+    std::vector<name_tree::id> todo = {name_tree::root};
     while (!todo.empty()) {
-      const node* n = todo.back();
+      const name_tree::id n = todo.back();
       todo.pop_back();
-      ++names[n->obj];
-      if (n->kids)
-        for (const auto& [name, child] : *n->kids) todo.push_back(&child);
+      if (const object_id o = resolved(tree_.value(n)); o != none) ++names[o];
+      for (const name_tree::id k : ix.children(n)) todo.push_back(k);
     }
     return names;
+  }
+  bool same(ref a, ref b) const {
+    return a == b || (resolved(a) != none && resolved(a) == resolved(b));
   }
 
   trace_reader& r_;
   fd_map fds_;
   data_flow flow_;
   std::deque<object> objects_;
-  node root_;
+  std::vector<object_id> tree_obj_;  // by tree entry: its object, once it has one
+  name_tree tree_;
   uint32_t next_group_ = 1;
   std::vector<object_id> files_;  // by file id: the object it is, or none
   // Paths removed or renamed away, which are expected absent unless there again at the end:

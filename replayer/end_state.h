@@ -18,7 +18,7 @@ namespace fsrr {
 result<expected_state> expected_end_state(trace_reader& trace);  // fails on damaged events
 // The same handed to `c` a part of about `batch` entries at a time, each let go once checked:
 // what verify runs, without the whole state in memory at once.
-result<void> check_end_state(trace_reader& trace, comparer& c, size_t batch = 65536);
+result<void> check_end_state(trace_reader& trace, comparer& c, size_t batch = 32768);
 
 // The same, event by event: the state at any point of the trace (slice's start).
 class end_state_model {
