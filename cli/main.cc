@@ -1,4 +1,5 @@
 // fsrr: parse the command line, run one subcommand, turn a fatal error into one line.
+#include <malloc.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -35,6 +36,11 @@ void refuse_same_file(const std::string& in, const std::string& out) {
 }  // namespace fsrr::cli
 
 int main(int argc, char** argv) {
+  // Blocks of 1 MiB and more (a trace block decompressed, a table grown) straight from mmap and
+  // back to the system when freed. glibc's default raises that threshold to the largest block
+  // freed so far, after which such buffers come from the heap and stay in RSS once freed:
+  // 14 MiB of replay's 138 at 300k files, 11 of record's 153, 14 of verify's 206.
+  ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
   CLI::App app{"fsrr: record a program's file-system activity with eBPF and replay it on any "
                "file system"};
   app.require_subcommand(1);
