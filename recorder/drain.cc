@@ -101,6 +101,7 @@ size_t drain::pass() {
   {
     std::lock_guard lock(mu_);
     idle = ready_.empty();
+    stats_.wrapped = ring_.wrapped();
   }
   if (idle || stopping_.load()) publish();
   return n;

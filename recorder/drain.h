@@ -27,6 +27,7 @@ struct drain_stats {
   uint64_t peak_queued = 0;  // most bytes waiting for the decoder at once
   uint64_t peak_memory = 0;  // most bytes of slabs holding them (the budget bounds this)
   uint64_t full = 0;         // passes the budget cut short
+  uint64_t wrapped = 0;      // records that crossed the ring's end (ring_reader)
 };
 
 class drain {

@@ -400,6 +400,7 @@ class recording {
     res.exact_bpf = bpf_->exact();
     res.peak_queued = drain_->stats().peak_queued;
     res.peak_queue_memory = drain_->stats().peak_memory;
+    res.ring_wrapped = drain_->stats().wrapped;
     rusage self{};
     ::getrusage(RUSAGE_SELF, &self);
     for (const timeval& t : {self.ru_utime, self.ru_stime})

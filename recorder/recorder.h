@@ -63,6 +63,7 @@ struct record_result {
   bool exact_bpf = false;     // the BPF build for this very kernel was loaded (not CO-RE)
   uint64_t peak_queued = 0;   // most drained bytes waiting for the decoder at once
   uint64_t peak_queue_memory = 0;  // ... and the most memory holding them (<= queue_bytes)
+  uint64_t ring_wrapped = 0;  // records read across the ring buffer's end, in two pieces
   uint64_t cpu_ns = 0;        // CPU time fsrr itself used (its threads; the programs run in the
                               // workload's and are its own)
   uint64_t pauses = 0;        // processes stopped until fsrr caught up (not with lossy)

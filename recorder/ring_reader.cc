@@ -14,8 +14,8 @@ result<ring_reader> ring_reader::map(int map_fd, uint64_t size) {
   void* rw = ::mmap(nullptr, r.page_, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
   if (rw == MAP_FAILED) return failure("cannot map the ring buffer: {}", std::strerror(errno));
   r.consumer_ = static_cast<uint64_t*>(rw);  // unmapped by r's destructor from here on
-  // The producer page, then the data twice: a record that wraps reads as one piece.
-  void* ro = ::mmap(nullptr, r.page_ + 2 * size, PROT_READ, MAP_SHARED, map_fd,
+  // The producer page, then the data (once; see the header).
+  void* ro = ::mmap(nullptr, r.page_ + size, PROT_READ, MAP_SHARED, map_fd,
                     static_cast<off_t>(r.page_));
   if (ro == MAP_FAILED) return failure("cannot map the ring buffer: {}", std::strerror(errno));
   r.ro_map_ = ro;
@@ -30,10 +30,12 @@ ring_reader::ring_reader(ring_reader&& o) noexcept
       consumer_(std::exchange(o.consumer_, nullptr)),
       producer_(std::exchange(o.producer_, nullptr)),
       data_(std::exchange(o.data_, nullptr)),
-      ro_map_(std::exchange(o.ro_map_, nullptr)) {}
+      ro_map_(std::exchange(o.ro_map_, nullptr)),
+      wrapped_(std::move(o.wrapped_)),
+      wrapped_count_(o.wrapped_count_) {}
 
 ring_reader::~ring_reader() {
-  if (ro_map_) ::munmap(ro_map_, page_ + 2 * size_);
+  if (ro_map_) ::munmap(ro_map_, page_ + size_);
   if (consumer_) ::munmap(consumer_, page_);
 }
 

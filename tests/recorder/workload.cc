@@ -380,6 +380,17 @@ void copies() {
   ::close(out);
 }
 
+// Creates 6,000 empty files with names of 1 to 203 bytes, "n<i>x...x": records of many sizes,
+// so that some cross the end of a small ring buffer.
+void names() {
+  for (int i = 0; i < 6000; ++i) {
+    const std::string name = "n" + std::to_string(i) + std::string(i % 199, 'x');
+    const int f = ::open(name.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+    check(f >= 0, "names open");
+    ::close(f);
+  }
+}
+
 // Creates, writes and unlinks the same four names over and over for `seconds`: hours of a
 // busy workload's bookkeeping, compressed.
 void churn(int seconds) {
@@ -444,7 +455,8 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "usage: fsrr_workload ops|child|hold|restart|loop "
-        "SECONDS|invisible|burst|pseudo|acl|copies|xattrat|churn SECONDS|cost ROUNDS DIR\n");
+        "SECONDS|invisible|burst|pseudo|acl|copies|xattrat|names|churn SECONDS|cost ROUNDS "
+        "DIR\n");
     return 2;
   }
   self = argv[0];
@@ -478,6 +490,8 @@ int main(int argc, char** argv) {
     copies();
   else if (mode == "xattrat")
     xattrat();
+  else if (mode == "names")
+    names();
   else if (mode == "churn" && argc == 4)
     churn(std::atoi(argv[2]));
   else if (mode == "cost" && argc == 4)
