@@ -80,7 +80,7 @@ class end_state_model::impl {
         if (o == none) o = tree_obj_[i] = tree_object(i);
         v = o;
       } else {
-        v = i < tree_ref ? static_cast<ref>(tree_ref | i) : (tree_obj_[i] = tree_object(i));
+        v = i < tree_ref - 1 ? static_cast<ref>(tree_ref | i) : (tree_obj_[i] = tree_object(i));
       }
       tree_.value(make(r_.placed_path(e.path), v)) = v;
       next_group_ = std::max(next_group_, group + 1);
@@ -608,7 +608,9 @@ class end_state_model::impl {
 
   // Names of each object beneath the root, with a stack of its own: a trace may nest
   // thousands deep.
-  // (An entry of the tree as found has one name: a second one would have made its object.)
+  // (An entry of the tree as found, unchanged, is not counted: linked again, each of its
+  // names keeps the entry and is expected as found; a change through any of them makes the
+  // one object they then share.)
   std::vector<uint32_t> count_names(const name_tree::index& ix) const {
     std::vector<uint32_t> names(objects_.size());
     std::vector<name_tree::id> todo = {name_tree::root};
