@@ -134,7 +134,7 @@ TEST_CASE("a recorder that falls behind stops the workload rather than lose its 
 }
 
 // The ring buffer's data is mapped once: a record that crosses its end is read in two pieces
-// and put together. 6,000 opens of names of 1 to 203 bytes go round the smallest ring (256
+// and put together. 6,000 opens of names of 2 to 203 bytes go round the smallest ring (256
 // KiB) a dozen times; each path must come out whole.
 TEST_CASE("records that cross the ring buffer's end come out whole", "[recorder][ring]") {
   REQUIRE_RECORDING();

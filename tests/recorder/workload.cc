@@ -380,7 +380,7 @@ void copies() {
   ::close(out);
 }
 
-// Creates 6,000 empty files with names of 1 to 203 bytes, "n<i>x...x": records of many sizes,
+// Creates 6,000 empty files with names of 2 to 203 bytes, "n<i>x...x": records of many sizes,
 // so that some cross the end of a small ring buffer.
 void names() {
   for (int i = 0; i < 6000; ++i) {
