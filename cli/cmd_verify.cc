@@ -56,7 +56,8 @@ command add_verify(CLI::App& app) {
             vo.content = data ? &*data : nullptr;
             comparer c(target, vo);
             if (trace.summary().events > 0)
-              or_throw(check_end_state(trace, c));
+              or_throw(check_end_state(trace, c,
+                                       o->content ? model_content::yes : model_content::no));
             else
               c.check(expected_from_tree(trace));
             const auto diffs = c.finish();

@@ -60,7 +60,8 @@ void for_components(std::string_view p, F&& each) {
 
 class end_state_model::impl {
  public:
-  explicit impl(trace_reader& r) : r_(r), fds_(threads(r)), flow_(r) {
+  impl(trace_reader& r, model_content content) : r_(r), fds_(threads(r)) {
+    if (content == model_content::yes) flow_.emplace(r);
     tree_.value(name_tree::root) = new_object(S_IFDIR);
     files_.assign(r.file_count() + 1, none);
   }
@@ -97,7 +98,7 @@ class end_state_model::impl {
   void apply(const event& e) {
     fd_effect fx;
     fds_.apply(e, fx);
-    flow_.apply(e, fx, fds_);
+    if (flow_) flow_->apply(e, fx, fds_);
     // Handles the event let go of are free for the next open: without this the handle table
     // grows with every open of the trace (a tenth of verify's memory), not with its open fds.
     for (const handle_id h : fx.released) fds_.recycle(h);
@@ -373,9 +374,9 @@ class end_state_model::impl {
   // A changed file's bytes, as the data flow has them, if it agrees on the size.
   void content_of(const object& o, expected_entry& x) {
     x.check_content = false;
-    if (!o.file || flow_.size_of(o.file) != o.size) return;  // the model misses a change
+    if (!flow_ || !o.file || flow_->size_of(o.file) != o.size) return;  // or a change missed
     source_list all;
-    flow_.pieces_of(o.file, 0, o.size, all);
+    flow_->pieces_of(o.file, 0, o.size, all);
     x.content.assign(all.begin(), all.end());
     x.check_content = true;
   }
@@ -628,7 +629,7 @@ class end_state_model::impl {
 
   trace_reader& r_;
   fd_map fds_;
-  data_flow flow_;
+  std::optional<data_flow> flow_;  // with model_content::yes
   std::deque<object> objects_;
   std::vector<object_id> tree_obj_;  // by tree entry: its object, once it has one
   name_tree tree_;
@@ -641,7 +642,8 @@ class end_state_model::impl {
   size_t removed_unique_ = 0;  // removed_ had no repeats at this size
 };
 
-end_state_model::end_state_model(trace_reader& trace) : impl_(std::make_unique<impl>(trace)) {
+end_state_model::end_state_model(trace_reader& trace, model_content content)
+    : impl_(std::make_unique<impl>(trace, content)) {
   impl_->load_tree();
 }
 end_state_model::~end_state_model() = default;
@@ -657,8 +659,8 @@ void end_state_model::take(size_t batch, const std::function<void(expected_state
 }
 const fd_map& end_state_model::fds() const { return impl_->fds(); }
 
-result<expected_state> expected_end_state(trace_reader& trace) {
-  end_state_model m(trace);
+result<expected_state> expected_end_state(trace_reader& trace, model_content content) {
+  end_state_model m(trace, content);
   auto events = trace.events();
   event e;
   while (events.next(e)) m.apply(e);
@@ -666,8 +668,9 @@ result<expected_state> expected_end_state(trace_reader& trace) {
   return m.take();
 }
 
-result<void> check_end_state(trace_reader& trace, comparer& c, size_t batch) {
-  end_state_model m(trace);
+result<void> check_end_state(trace_reader& trace, comparer& c, model_content content,
+                             size_t batch) {
+  end_state_model m(trace, content);
   auto events = trace.events();
   event e;
   while (events.next(e)) m.apply(e);

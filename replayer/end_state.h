@@ -15,15 +15,22 @@
 
 namespace fsrr {
 
-result<expected_state> expected_end_state(trace_reader& trace);  // fails on damaged events
+// What the state holds of the bytes of changed files: their pieces as the data flow
+// (data_flow.h) has them, for verify --content, or nothing (check_content false), which spares
+// the data flow's model of every file's extents — a third of verify's memory.
+enum class model_content : bool { no, yes };
+
+result<expected_state> expected_end_state(trace_reader& trace,
+                                          model_content content = model_content::yes);
 // The same handed to `c` a part of about `batch` entries at a time, each let go once checked:
 // what verify runs, without the whole state in memory at once.
-result<void> check_end_state(trace_reader& trace, comparer& c, size_t batch = 32768);
+result<void> check_end_state(trace_reader& trace, comparer& c, model_content content,
+                             size_t batch = 32768);
 
 // The same, event by event: the state at any point of the trace (slice's start).
 class end_state_model {
  public:
-  explicit end_state_model(trace_reader& trace);
+  explicit end_state_model(trace_reader& trace, model_content content = model_content::no);
   ~end_state_model();
   end_state_model(const end_state_model&) = delete;
   end_state_model& operator=(const end_state_model&) = delete;

@@ -44,6 +44,36 @@ TEST_CASE("a copy's end state has every destination file with its final size and
   CHECK(s.at("/src/f1").check_mtime);
 }
 
+TEST_CASE("without the content model the end state is the same but for the changed files' bytes") {
+  replay_fixture f;
+  record_rsync(f.trace, 6);
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  const expected_state with = or_throw(expected_end_state(r, model_content::yes));
+  const expected_state without = or_throw(expected_end_state(r, model_content::no));
+  REQUIRE(with.size() == without.size());
+  size_t copies = 0;
+  for (const auto& [path, w] : with) {
+    const expected_entry& o = without.at(path);
+    CHECK(o.absent == w.absent);
+    CHECK(o.mode == w.mode);
+    CHECK(o.size == w.size);
+    CHECK(o.check_size == w.check_size);
+    CHECK(o.check_mtime == w.check_mtime);
+    CHECK(o.changed == w.changed);
+    if (!w.changed) {  // the initial tree's files: what prepare wrote, either way
+      CHECK(o.check_content == w.check_content);
+      CHECK(o.content == w.content);
+    } else if (S_ISREG(w.mode) && !w.absent) {
+      CHECK(w.check_content);  // a copy: the bytes of its source
+      CHECK(w.content.size() == (w.size > 0 ? 1u : 0u));  // file_size(0) is 0
+      CHECK_FALSE(o.check_content);
+      CHECK(o.content.empty());
+      ++copies;
+    }
+  }
+  CHECK(copies == 6);
+}
+
 TEST_CASE("renames are applied: the temporary names are expected absent") {
   replay_fixture f;
   record_rsync(f.trace, 4);
@@ -394,7 +424,7 @@ TEST_CASE("verify's check a part at a time finds what the whole state's check fi
   const expected_state whole = or_throw(expected_end_state(r));
   const auto want = compare(whole, t, o);
   comparer c(t, o);
-  REQUIRE(check_end_state(r, c, 3));
+  REQUIRE(check_end_state(r, c, model_content::yes, 3));
   CHECK(c.checked() == whole.size());
   const auto got = c.finish();
   REQUIRE(want.size() == 3);
