@@ -188,8 +188,9 @@ data_flow::data_flow(trace_reader& trace, bool all_contents)
   };
   changed_.resize(files);
   const tree_table& tree = trace.tree();
-  for (size_t i = 0; i < tree.size(); ++i) {
-    const tree_entry t = tree[i];
+  auto it = tree.begin();  // in order: each entry decoded once
+  for (size_t i = 0; i < tree.size(); ++i, ++it) {
+    const tree_entry t = *it;
     if (!S_ISREG(t.mode)) continue;
     const auto at = static_cast<uint32_t>(i + 1);
     if (t.file == no_id || t.file >= files) {  // known by its path until an open names it

@@ -71,8 +71,9 @@ class end_state_model::impl {
     std::unordered_map<uint32_t, object_id> groups;
     const auto& tree = r_.tree();
     tree_obj_.assign(tree.size(), none);
-    for (size_t i = 0; i < tree.size(); ++i) {
-      const tree_entry& e = tree[i];
+    auto it = tree.begin();  // in order: each entry decoded once
+    for (size_t i = 0; i < tree.size(); ++i, ++it) {
+      const tree_entry e = *it;
       if (!expected_in_tree(e)) continue;
       const uint32_t group = e.link_group;
       ref v;

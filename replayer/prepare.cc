@@ -380,8 +380,9 @@ result<prepare_result> prepare_tree(trace_reader& trace, const target_root& targ
     return !options.in_place.empty() && kept_in_place(options, trace.placed_path(e.path));
   };
   size_t kept = 0;
-  for (uint32_t i = 0; i < tree.size(); ++i) {
-    const tree_entry e = tree[i];
+  auto it = tree.begin();  // in order: each entry decoded once
+  for (uint32_t i = 0; i < tree.size(); ++i, ++it) {
+    const tree_entry e = *it;
     if (in_place(e)) {
       ++kept;
       continue;

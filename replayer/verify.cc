@@ -158,11 +158,13 @@ expected_state expected_from_tree(trace_reader& trace) {
   const auto& tree = trace.tree();
   // Every name of a hard-link group is the inode prepare made: its first entry in tree order.
   std::unordered_map<uint32_t, size_t> first;
-  for (size_t i = 0; i < tree.size(); ++i) {
-    if (!expected_in_tree(tree[i])) continue;
-    const uint32_t group = tree[i].link_group;
+  auto it = tree.begin();
+  for (size_t i = 0; i < tree.size(); ++i, ++it) {
+    const tree_entry e = *it;
+    if (!expected_in_tree(e)) continue;
+    const uint32_t group = e.link_group;
     const size_t from = group ? first.try_emplace(group, i).first->second : i;
-    s[trace.placed_path(tree[i].path)] = expected_of(trace, from);
+    s[trace.placed_path(e.path)] = expected_of(trace, from);
   }
   return s;
 }
