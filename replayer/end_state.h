@@ -25,7 +25,7 @@ result<expected_state> expected_end_state(trace_reader& trace,
 // The same handed to `c` a part of about `batch` entries at a time, each let go once checked:
 // what verify runs, without the whole state in memory at once.
 result<void> check_end_state(trace_reader& trace, comparer& c, model_content content,
-                             size_t batch = 32768);
+                             size_t batch = 16384);
 
 // The same, event by event: the state at any point of the trace (slice's start).
 class end_state_model {

@@ -327,7 +327,7 @@ comparer::~comparer() = default;
 void comparer::check(const expected_state& expected) {
   // Large states are looked at by a few threads, each over a contiguous range of paths (the
   // look-ups are system calls: they scale with the cores).
-  constexpr size_t per_thread_at_least = 16384;
+  constexpr size_t per_thread_at_least = 8192;
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
   const size_t threads =
       std::clamp<size_t>(expected.size() / per_thread_at_least, 1,
