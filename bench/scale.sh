@@ -3,6 +3,8 @@
 # For each file count in COUNTS (default "100000 300000 1000000") builds a tree of that many
 # SIZE-byte files (default 1024; 0 for empty files), 1,000 to a directory, on tmpfs, and runs
 #   record   fsrr record -- rsync -aAHX SRC/ DST/   (TOOL=cp: cp -a SRC DST)
+#   floor    bench/create_floor: the same files made by a plain C++ loop with prepare's threads
+#            (what prepare cannot beat on this machine: tmpfs itself slows down at 1 M files)
 #   replay   fsrr replay --timing afap into an empty target: prepare (the initial tree) + ops
 #   verify   fsrr verify of that target
 # printing for each step its wall time, its rate (events/s; prepare: files/s) and the peak RSS
@@ -15,6 +17,7 @@ read -r -a counts <<<"${1:-100000 300000 1000000}"
 size=${2:-1024}
 tool=${TOOL:-rsync}
 fsrr=${FSRR:-$PWD/build/cli/fsrr}
+floor=${FLOOR:-$PWD/build/bench/create_floor}
 # A tmpfs of its own: /dev/shm's inode limit (half of RAM's pages: 3.1 M here) is about what
 # 1 M files take three times over.
 work=$(mktemp -d /dev/shm/fsrr-scale.XXXXXX)
@@ -42,9 +45,12 @@ timed() {  # LOG COMMAND...: runs COMMAND; "$work/time" gets its peak RSS (KiB) 
     echo "scale: $* failed:" >&2; tail -n 5 "$log" >&2; exit 1; }
   read -r rss_kb wall < <(tail -n 1 "$work/time")
 }
-row() {  # FILES STEP WALL RATE UNIT [RSS_KB]: no RSS for a step that is part of another's process
-  printf '%9s  %-8s %9.2f s %12.0f %-8s %s\n' "$1" "$2" "$3" "$4" "$5" \
-    "$([[ -n ${6:-} ]] && printf '%8.1f MiB' "$(echo "$6 / 1024" | bc -l)" || echo "  (in replay)")"
+row() {  # FILES STEP WALL RATE UNIT [RSS_KB]: no RSS for a step that is part of another's
+  # process; "-" for one that is not fsrr's
+  local rss="  (in replay)"
+  if [[ ${6:-} == - ]]; then rss="  (not fsrr)"
+  elif [[ -n ${6:-} ]]; then rss=$(printf '%8.1f MiB' "$(echo "$6 / 1024" | bc -l)"); fi
+  printf '%9s  %-8s %9.2f s %12.0f %-8s %s\n' "$1" "$2" "$3" "$4" "$5" "$rss"
 }
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); files of $size bytes; $tool"
@@ -62,6 +68,12 @@ for n in "${counts[@]}"; do
   lost=$(sed -n 's/^record: [0-9]* events, \([0-9]*\) lost.*/\1/p' "$work/record.log" | tail -n 1)
   row "$n" record "$wall" "$(echo "$events / $wall" | bc -l)" events/s "$rss_kb"
   rm -rf "$work/dst"
+
+  mkdir "$work/floor"
+  out=$("$floor" "$work/floor" "$n" "$size")  # "N files of S bytes, T threads: W s, R files/s"
+  read -r _ _ _ _ _ _ _ floor_s _ floor_rate _ <<<"$out"
+  row "$n" floor "$floor_s" "$floor_rate" files/s "-"
+  rm -rf "$work/floor"
 
   mkdir "$work/target"
   timed "$work/replay.log" "$fsrr" replay "$work/t.trace" "$work/target" --timing afap \
