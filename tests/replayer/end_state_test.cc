@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <tuple>
+
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
@@ -267,6 +269,55 @@ TEST_CASE("the *xattrat calls shape the expected xattrs, an AT_EMPTY_PATH one on
         std::vector<std::pair<std::string, uint32_t>>{{"user.a", 5}, {"user.b", 300}});
   CHECK(f.replay().mismatches == 0);
   CHECK(check(f).empty());
+}
+
+TEST_CASE("chowns shape the expected owners: a half chown keeps the tree entry's other id") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    auto tree_owned = [&](const std::string& p, uint32_t mode) {
+      tree_entry e;
+      e.path = b.path(p);
+      e.mode = S_IFREG | mode;
+      e.uid = 1000;
+      e.gid = 100;
+      b.writer().add_tree_entry(e);
+    };
+    tree_owned("/kept", 0644);
+    tree_owned("/half", 0644);
+    tree_owned("/suid", 04755);
+    const auto chown = [&](const char* p, uint32_t uid, uint32_t gid) {
+      event& e = b.next(t, op::chown);
+      e.path = b.path(p);
+      e.aux = uint64_t{uid} << 32 | gid;
+    };
+    chown("/half", 2000, UINT32_MAX);
+    chown("/suid", UINT32_MAX, 300);
+    // files the workload makes: owners unknown until a chown sets both
+    for (const char* p : {"/new_half", "/new_full"}) {
+      event& o = b.next(t, op::openat, 3);
+      o.path = b.path(p);
+      o.flags = O_WRONLY | O_CREAT;
+      b.next(t, op::close).fd = 3;
+    }
+    chown("/new_half", 4000, UINT32_MAX);
+    chown("/new_full", 4000, 5000);
+    chown("/new_full", UINT32_MAX, 6000);
+    b.finish();
+  }
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  const expected_state s = or_throw(expected_end_state(r));
+  const auto owner = [&](const char* p) {
+    const expected_entry& e = s.at(p);
+    return std::tuple(e.check_owner, e.uid, e.gid);
+  };
+  CHECK(owner("/kept") == std::tuple(true, 1000u, 100u));
+  CHECK(owner("/half") == std::tuple(true, 2000u, 100u));
+  CHECK(owner("/suid") == std::tuple(true, 1000u, 300u));
+  CHECK(s.at("/suid").mode == (S_IFREG | 0755));  // a chown clears set-uid
+  CHECK_FALSE(std::get<0>(owner("/new_half")));
+  CHECK(owner("/new_full") == std::tuple(true, 4000u, 6000u));
 }
 
 TEST_CASE("a large state is checked by several threads with the same differences, in path order") {
