@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
 #include <utility>
 
 #include "hash.h"
@@ -79,7 +80,14 @@ void name_tree::set_name(id n, std::string_view name) {
   node& x = nodes_[n];
   if (x.name && names_.get(x.name) == name) return;
   dead_bytes_ += names_.get(x.name).size();
-  x.name = names_.add(name);
+  x.name = 0;
+  uint64_t at = names_.add(name);
+  if (at > UINT32_MAX) {  // the dead ones out, and again
+    compact_names();
+    at = names_.add(name);
+    if (at > UINT32_MAX) throw std::length_error("the end-state model's names pass 4 GiB");
+  }
+  x.name = static_cast<uint32_t>(at);
   name_bytes_ += name.size();
   // Renames leave the old names behind: copied out once they are most of the arena.
   if (dead_bytes_ > (8u << 20) && dead_bytes_ * 2 > name_bytes_) compact_names();
@@ -87,8 +95,12 @@ void name_tree::set_name(id n, std::string_view name) {
 
 void name_tree::compact_names() {
   name_arena fresh;
-  for (node& x : nodes_)
-    if (x.name) x.name = fresh.add(names_.get(x.name));
+  for (node& x : nodes_) {
+    if (!x.name) continue;
+    const uint64_t at = fresh.add(names_.get(x.name));
+    if (at > UINT32_MAX) throw std::length_error("the end-state model's names pass 4 GiB");
+    x.name = static_cast<uint32_t>(at);
+  }
   names_ = std::move(fresh);
   name_bytes_ -= dead_bytes_;
   dead_bytes_ = 0;

@@ -1,4 +1,4 @@
-// A namespace of names in flat tables, for the end-state model: a node is 24 bytes (its parent,
+// A namespace of names in flat tables, for the end-state model: a node is 16 bytes (its parent,
 // a value, how many names are below it, its name's place in an arena) and one 8-byte slot of a
 // hash table keyed by (parent, name). A renamed directory takes what is below it along, since
 // children name their parent, not the other way round. Names in order come from an index
@@ -66,10 +66,11 @@ class name_tree {
   struct node {
     id parent = none;
     uint32_t value = 0;
-    uint32_t kids = 0;  // linked children
-    uint32_t free = 0;  // 1: in free_
-    uint64_t name = 0;  // in names_
+    uint32_t kids : 31 = 0;  // linked children
+    uint32_t free : 1 = 0;   // 1: in free_
+    uint32_t name = 0;       // in names_: 4 GiB of them at most (compacted: a trace's names)
   };
+  static_assert(sizeof(node) == 16);
   struct slot {
     id n = none;
     uint32_t hash = 0;  // low bits of the key's hash: where it belongs
