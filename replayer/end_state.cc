@@ -64,7 +64,8 @@ void for_components(std::string_view p, F&& each) {
 
 class end_state_model::impl {
  public:
-  impl(trace_reader& r, model_content content) : r_(r), fds_(threads(r)) {
+  impl(trace_reader& r, model_content content)
+      : r_(r), fds_(threads(r)), tree_(0, [&r](name_tree::name_ref p) { return r.path(p).name; }) {
     if (content == model_content::yes) flow_.emplace(r);
     tree_.value(name_tree::root) = new_object(S_IFDIR);
     files_.assign(r.file_count() + 1, none);
@@ -88,7 +89,7 @@ class end_state_model::impl {
       } else {
         v = i < tree_ref - 1 ? static_cast<ref>(tree_ref | i) : (tree_obj_[i] = tree_object(i));
       }
-      tree_.value(make(r_.placed_path(e.path), v)) = v;
+      tree_.value(make(r_.placed_path(e.path), v, leaf_ref(e.path))) = v;
       next_group_ = std::max(next_group_, group + 1);
     }
     for (const tree_entry& e : tree)
@@ -141,22 +142,22 @@ class end_state_model::impl {
         return allocate(e);
       case op::mkdir:
       case op::mkdirat:
-        return place(path(e.path), new_object(S_IFDIR));
+        return place(e.path, new_object(S_IFDIR));
       case op::mknod:
       case op::mknodat:
         if (S_ISCHR(e.mode) || S_ISBLK(e.mode)) return;  // never created by a replay
-        return place(path(e.path), new_object((e.mode & S_IFMT) ? e.mode & S_IFMT : S_IFREG));
+        return place(e.path, new_object((e.mode & S_IFMT) ? e.mode & S_IFMT : S_IFREG));
       case op::symlink:
       case op::symlinkat: {
         const object_id o = new_object(S_IFLNK);
         if (e.aux) more(objects_[o]).target = r_.string(static_cast<string_id>(e.aux));
-        return place(path(e.path), o);
+        return place(e.path, o);
       }
       case op::link:
       case op::linkat:
         if (const name_tree::id n = e.path ? find(path(e.path)) : name_tree::none;
             n != name_tree::none)
-          place(path(e.path2), tree_.value(n));
+          place(e.path2, tree_.value(n));
         return;
       case op::unlink:
       case op::unlinkat:
@@ -401,7 +402,9 @@ class end_state_model::impl {
   }
   // The node at `p`, made if missing as object `leaf` (none: a new directory); missing
   // parents are made as directories (the recorder missed them).
-  name_tree::id make(std::string_view p, ref leaf = none) {
+  // `name`: the trace's own reference to p's last component (leaf_ref), if it has one.
+  name_tree::id make(std::string_view p, ref leaf = none,
+                     name_tree::name_ref name = name_tree::own) {
     name_tree::id n = name_tree::root;
     size_t pos = 1;
     while (pos < p.size()) {
@@ -412,7 +415,8 @@ class end_state_model::impl {
         name_tree::id k = tree_.child(n, c);
         if (k == name_tree::none) {
           const bool last = p.find_first_not_of('/', end) == std::string_view::npos;
-          k = tree_.add(n, c, last && leaf != none ? leaf : new_object(S_IFDIR));
+          k = last ? tree_.add(n, c, leaf != none ? leaf : new_object(S_IFDIR), name)
+                   : tree_.add(n, c, new_object(S_IFDIR));
         }
         n = k;
       }
@@ -434,9 +438,15 @@ class end_state_model::impl {
     });
     return {parent.empty() ? "/" : parent, last};
   }
-  void place(const std::string& p, ref v) {
+  // The last component of path(id), as the reader keeps it: what the name tree refers to
+  // rather than copy it. A root's top has none of its own ("/rootN" is made up).
+  name_tree::name_ref leaf_ref(path_id id) {
+    return id && id < name_tree::own && r_.path(id).parent != no_id ? id : name_tree::own;
+  }
+  void place(path_id id, ref v) {
+    const std::string p = path(id);
     if (!has_name(p)) return;
-    tree_.value(make(p, v)) = v;
+    tree_.value(make(p, v, leaf_ref(id))) = v;
     parent_changed(p);
   }
   // Adding or removing a name changes the directory's mtime.
@@ -473,7 +483,8 @@ class end_state_model::impl {
     changed(&obj(tree_.value(parent)));
     return n;
   }
-  void attach(const std::string& p, std::optional<name_tree::id> t) {
+  void attach(path_id id, std::optional<name_tree::id> t) {
+    const std::string p = path(id);
     if (!t) return;
     if (!has_name(p)) return tree_.drop(*t);
     const auto [dir, name] = split(p);
@@ -482,7 +493,7 @@ class end_state_model::impl {
       tree_.unlink(old);
       tree_.drop(old);
     }
-    tree_.link(*t, d, name);
+    tree_.link(*t, d, name, leaf_ref(id));
     changed(&obj(tree_.value(d)));
   }
   void remove(path_id id) {
@@ -499,7 +510,7 @@ class end_state_model::impl {
     const std::string p = path(e.path);
     name_tree::id n = find(p);
     if (n == name_tree::none && (flags & O_CREAT) && has_name(p)) {
-      n = make(p, new_object(S_IFREG));
+      n = make(p, new_object(S_IFREG), leaf_ref(e.path));
       parent_changed(p);
     }
     if (n == name_tree::none) return;
@@ -513,8 +524,8 @@ class end_state_model::impl {
     if (from.empty() || to.empty() || from == to) return;
     if (e.flags & RENAME_EXCHANGE) {
       const auto a = detach(from), b = detach(to);
-      attach(to, a);
-      attach(from, b);
+      attach(e.path2, a);
+      attach(e.path, b);
       return;
     }
     const name_tree::id a = find(from), b = find(to);
@@ -524,7 +535,7 @@ class end_state_model::impl {
     auto n = detach(from);
     if (auto gone = detach(to)) tree_.drop(*gone);
     note_removed(e.path);
-    attach(to, n);
+    attach(e.path2, n);
   }
   void clone(const event& e) {
     object* dst = file(e.file);

@@ -1,6 +1,7 @@
 #include "name_tree.h"
 
 #include <algorithm>
+#include <cassert>
 #include <functional>
 #include <stdexcept>
 #include <utility>
@@ -9,7 +10,7 @@
 
 namespace fsrr {
 
-name_tree::name_tree(uint32_t root_value) {
+name_tree::name_tree(uint32_t root_value, name_source names) : names_(std::move(names)) {
   nodes_.emplace_back().value = root_value;
   slots_.resize(1024);
 }
@@ -23,7 +24,7 @@ size_t name_tree::find_slot(id dir, std::string_view name, uint32_t h) const {
   for (size_t i = h & mask;; i = (i + 1) & mask) {
     const slot& s = slots_[i];
     if (s.n == none) return i;
-    if (s.hash == h && nodes_[s.n].parent == dir && names_.get(nodes_[s.n].name) == name) return i;
+    if (s.hash == h && nodes_[s.n].parent == dir && text(nodes_[s.n].name) == name) return i;
   }
 }
 
@@ -35,7 +36,7 @@ name_tree::id name_tree::child(id dir, std::string_view name) const {
 void name_tree::insert(id n) {
   if ((used_ + 1) * 4 > slots_.size() * 3) grow();
   const node& x = nodes_[n];
-  const std::string_view name = names_.get(x.name);
+  const std::string_view name = text(x.name);
   const uint32_t h = hash_of(x.parent, name);
   slot& s = slots_[find_slot(x.parent, name, h)];
   s = {n, h};
@@ -47,7 +48,7 @@ void name_tree::insert(id n) {
 // before it move back into it.
 void name_tree::erase(id n) {
   const node& x = nodes_[n];
-  const uint32_t h = hash_of(x.parent, names_.get(x.name));
+  const uint32_t h = hash_of(x.parent, text(x.name));
   const size_t mask = slots_.size() - 1;
   size_t hole = h & mask;
   while (slots_[hole].n != n) hole = (hole + 1) & mask;
@@ -76,18 +77,28 @@ void name_tree::grow() {
   }
 }
 
-void name_tree::set_name(id n, std::string_view name) {
-  node& x = nodes_[n];
-  if (x.name && names_.get(x.name) == name) return;
-  dead_bytes_ += names_.get(x.name).size();
+void name_tree::forget_name(node& x) {
+  if (x.name & own) dead_bytes_ += arena_.get(x.name & ~own).size();
   x.name = 0;
-  uint64_t at = names_.add(name);
-  if (at > UINT32_MAX) {  // the dead ones out, and again
-    compact_names();
-    at = names_.add(name);
-    if (at > UINT32_MAX) throw std::length_error("the end-state model's names pass 4 GiB");
+}
+
+void name_tree::set_name(id n, std::string_view name, name_ref ref) {
+  if (ref == 0 || ref > own) ref = own;  // not one of the owner's
+  node& x = nodes_[n];
+  if (x.name && text(x.name) == name && (ref == own || x.name == ref)) return;
+  forget_name(x);
+  if (ref != own) {
+    assert(names_(ref) == name);
+    x.name = ref;
+    return;
   }
-  x.name = static_cast<uint32_t>(at);
+  uint64_t at = arena_.add(name);
+  if (at >= own) {  // the dead ones out, and again
+    compact_names();
+    at = arena_.add(name);
+    if (at >= own) throw std::length_error("the end-state model's own names pass 2 GiB");
+  }
+  x.name = own | static_cast<uint32_t>(at);
   name_bytes_ += name.size();
   // Renames leave the old names behind: copied out once they are most of the arena.
   if (dead_bytes_ > (8u << 20) && dead_bytes_ * 2 > name_bytes_) compact_names();
@@ -96,18 +107,18 @@ void name_tree::set_name(id n, std::string_view name) {
 void name_tree::compact_names() {
   name_arena fresh;
   for (node& x : nodes_) {
-    if (!x.name) continue;
-    const uint64_t at = fresh.add(names_.get(x.name));
-    if (at > UINT32_MAX) throw std::length_error("the end-state model's names pass 4 GiB");
-    x.name = static_cast<uint32_t>(at);
+    if (!(x.name & own)) continue;
+    const uint64_t at = fresh.add(arena_.get(x.name & ~own));
+    if (at >= own) throw std::length_error("the end-state model's own names pass 2 GiB");
+    x.name = own | static_cast<uint32_t>(at);
   }
-  names_ = std::move(fresh);
+  arena_ = std::move(fresh);
   name_bytes_ -= dead_bytes_;
   dead_bytes_ = 0;
   ++compactions_;
 }
 
-name_tree::id name_tree::add(id dir, std::string_view name, uint32_t value) {
+name_tree::id name_tree::add(id dir, std::string_view name, uint32_t value, name_ref ref) {
   id n;
   if (!free_.empty()) {
     n = free_.back();
@@ -119,7 +130,7 @@ name_tree::id name_tree::add(id dir, std::string_view name, uint32_t value) {
   }
   nodes_[n].value = value;
   nodes_[n].parent = dir;
-  set_name(n, name);
+  set_name(n, name, ref);
   insert(n);
   return n;
 }
@@ -129,16 +140,15 @@ void name_tree::unlink(id n) {
   nodes_[n].parent = none;
 }
 
-void name_tree::link(id n, id dir, std::string_view name) {
+void name_tree::link(id n, id dir, std::string_view name, name_ref ref) {
   nodes_[n].parent = dir;
-  set_name(n, name);
+  set_name(n, name, ref);
   insert(n);
 }
 
 void name_tree::drop(id n) {
   node& x = nodes_[n];
-  dead_bytes_ += names_.get(x.name).size();
-  x.name = 0;
+  forget_name(x);
   if (x.kids == 0 && !x.free) {
     x.free = 1;
     free_.push_back(n);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include <deque>
 #include <map>
 #include <random>
 #include <string>
@@ -128,4 +129,37 @@ TEST_CASE("a name tree keeps its names when renames have left most of them behin
   CHECK(t.child(d, fmt::format("{}{}", pad, 199999)) == f);
   CHECK(t.child(d, fmt::format("{}{}", pad, 199998)) == name_tree::none);
   CHECK(t.compactions() > 0);
+}
+
+TEST_CASE("a name tree refers to the names its owner keeps and copies only the others") {
+  // The owner's names, as the end-state model has the reader's path components.
+  std::deque<std::string> kept = {"", "d", "f"};
+  name_tree t(0, [&](name_tree::name_ref r) { return std::string_view(kept.at(r)); });
+  const auto d = t.add(name_tree::root, "d", 0, 1);
+  const auto own = t.add(d, "copied", 0);  // no reference: the tree's copy
+  const auto f = t.add(d, "f", 0, 2);
+  CHECK(t.child(name_tree::root, "d") == d);
+  CHECK(t.child(d, "f") == f);
+  CHECK(t.child(d, "copied") == own);
+  CHECK(t.name(f) == "f");
+  // 200,000 renames to names the owner keeps: nothing copied, nothing left behind
+  const std::string pad(100, 'x');
+  for (int i = 0; i < 200000; ++i) {
+    kept.push_back(fmt::format("{}{}", pad, i));
+    t.unlink(f);
+    t.link(f, d, kept.back(), static_cast<name_tree::name_ref>(kept.size() - 1));
+  }
+  CHECK(t.compactions() == 0);
+  CHECK(t.name(f) == fmt::format("{}{}", pad, 199999));
+  CHECK(t.child(d, fmt::format("{}{}", pad, 199999)) == f);
+  CHECK(t.child(d, fmt::format("{}{}", pad, 199998)) == name_tree::none);
+  // and back to a copy of its own, then to a reference again
+  t.unlink(f);
+  t.link(f, d, "mine");
+  CHECK(t.name(f) == "mine");
+  t.unlink(f);
+  t.link(f, d, "f", 2);
+  CHECK(t.child(d, "f") == f);
+  CHECK(t.child(d, "mine") == name_tree::none);
+  CHECK(names_below(t, t.ordered(), d) == std::vector<std::string>{"copied", "f"});
 }
