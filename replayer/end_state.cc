@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -18,20 +19,19 @@
 namespace fsrr {
 namespace {
 
-// What few objects have: a symlink's target, xattrs set by the workload, an owner set by it.
+// What few objects have: a symlink's target, xattrs set by the workload.
 struct extra {
   std::string target;
   std::vector<std::pair<std::string, uint32_t>> xattrs;  // name, value size; sorted
-  bool owned = false;  // uid and gid hold the owner (else the tree entry's, or unknown)
-  uint32_t uid = 0, gid = 0;
 };
 
 constexpr uint32_t no_tree = UINT32_MAX;
 
 // One inode: what compare() will check, and whether the workload changed it. 48 bytes (a
 // copy of 1 M files makes 1 M of them): an object the workload left alone is its tree entry,
-// which take() reads again; the owner is the tree entry's unless a chown set it; the expected
-// entry, with its strings and content, is made only as its part is handed out.
+// which take() reads again; an owner a chown set is one of the few (uid, gid) pairs a trace
+// has, by number; the expected entry, with its strings and content, is made only as its part
+// is handed out.
 struct object {
   uint32_t mode = 0;
   uint32_t link_group = 0;
@@ -39,7 +39,7 @@ struct object {
   int64_t mtime_ns = 0;
   uint32_t tree = no_tree;  // the tree entry it came from
   file_id file = no_id;     // the inode in the trace, where known: what its content is kept by
-  uint32_t taken = 0;       // names take() has handed out
+  uint32_t owner = 0;       // set by a chown: its (uid, gid) in owners_; 0: the tree entry's
   bool touched : 1 = false;
   bool check_mode : 1 = true, check_size : 1 = true, check_mtime : 1 = true,
        check_owner : 1 = true, check_xattrs : 1 = true;
@@ -236,12 +236,12 @@ class end_state_model::impl {
     // The look-up table goes before the index comes: at 1 M files they are 32 and 16 MiB.
     tree_.forget_lookup();
     const name_tree::index ix = tree_.ordered();
-    const std::vector<uint32_t> names = count_names(ix);
+    std::vector<uint32_t> names = count_names(ix);  // names of each object not yet out
     walk(ix, [&](name_tree::id n, const std::string& p) {
       const ref v = tree_.value(n);
       const uint32_t c = count(names, v);
       s[p] = entry_of(v, c);
-      if (const object_id o = resolved(v); o != none && ++objects_[o].taken == c)
+      if (const object_id o = resolved(v); o != none && names[o] > 0 && --names[o] == 0)
         objects_[o].more.reset();  // its last name
       flush(batch);
     });
@@ -332,7 +332,7 @@ class end_state_model::impl {
   // Its owner: as a chown set it, or its tree entry's; 0 for an object of the workload's that
   // no chown set (not checked).
   std::pair<uint32_t, uint32_t> owner(const object& o) const {
-    if (o.more && o.more->owned) return {o.more->uid, o.more->gid};
+    if (o.owner) return owners_[o.owner];
     if (o.tree == no_tree) return {0, 0};
     const tree_entry e = r_.tree()[o.tree];
     return {e.uid, e.gid};
@@ -610,10 +610,11 @@ class end_state_model::impl {
     o->touched = true;
     o->check_owner = true;
     const auto [was_uid, was_gid] = owner(*o);
-    extra& x = more(*o);
-    x.owned = true;
-    x.uid = uid != UINT32_MAX ? uid : was_uid;
-    x.gid = gid != UINT32_MAX ? gid : was_gid;
+    const std::pair<uint32_t, uint32_t> now{uid != UINT32_MAX ? uid : was_uid,
+                                            gid != UINT32_MAX ? gid : was_gid};
+    const auto [at, added] = owner_ids_.try_emplace(now, static_cast<uint32_t>(owners_.size()));
+    if (added) owners_.push_back(now);
+    o->owner = at->second;
     // A chown clears a non-directory's set-uid bit, and its set-gid bit where that means
     // set-group-id rather than mandatory locking (group execute on), whoever calls it.
     if (!S_ISDIR(o->mode)) {
@@ -663,6 +664,9 @@ class end_state_model::impl {
   // Paths removed or renamed away, which are expected absent unless there again at the end:
   // by id, each id once (a path the writer's table forgot may have two ids; the parts may
   // then both hold it, and comparer::finish() reports a difference once).
+  // The owners chowns set, each pair once: owners_[0] is none.
+  std::vector<std::pair<uint32_t, uint32_t>> owners_{{0, 0}};
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> owner_ids_;  // ordered: no hash to aim at
   std::vector<path_id> removed_;
   size_t removed_unique_ = 0;  // removed_ had no repeats at this size
 };

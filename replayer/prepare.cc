@@ -390,11 +390,11 @@ result<prepare_result> prepare_tree(trace_reader& trace, const target_root& targ
     if (is_dir(e)) {
       dirs.push_back(i);
     } else if (e.link_group != 0 && S_ISREG(e.mode)) {
-      auto [it, first] = first_of_group.try_emplace(e.link_group, i);
+      auto [group, first] = first_of_group.try_emplace(e.link_group, i);
       if (first)
         leaves.push_back(i);
       else
-        links.emplace_back(i, it->second);
+        links.emplace_back(i, group->second);
     } else {
       leaves.push_back(i);
     }

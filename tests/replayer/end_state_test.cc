@@ -61,6 +61,14 @@ TEST_CASE("without the content model the end state is the same but for the chang
     CHECK(o.size == w.size);
     CHECK(o.check_size == w.check_size);
     CHECK(o.check_mtime == w.check_mtime);
+    CHECK(o.mtime_ns == w.mtime_ns);
+    CHECK(o.check_mode == w.check_mode);
+    CHECK(o.uid == w.uid);
+    CHECK(o.gid == w.gid);
+    CHECK(o.check_owner == w.check_owner);
+    CHECK(o.xattrs == w.xattrs);
+    CHECK(o.target == w.target);
+    CHECK(o.link_group == w.link_group);
     CHECK(o.changed == w.changed);
     if (!w.changed) {  // the initial tree's files: what prepare wrote, either way
       CHECK(o.check_content == w.check_content);
@@ -292,6 +300,10 @@ TEST_CASE("chowns shape the expected owners: a half chown keeps the tree entry's
       e.path = b.path(p);
       e.aux = uint64_t{uid} << 32 | gid;
     };
+    event& x = b.next(t, op::setxattrat);  // its rare fields made before the chown
+    x.path = b.path("/half");
+    x.aux = b.str("user.a");
+    x.size = 5;
     chown("/half", 2000, UINT32_MAX);
     chown("/suid", UINT32_MAX, 300);
     // files the workload makes: owners unknown until a chown sets both
@@ -314,10 +326,61 @@ TEST_CASE("chowns shape the expected owners: a half chown keeps the tree entry's
   };
   CHECK(owner("/kept") == std::tuple(true, 1000u, 100u));
   CHECK(owner("/half") == std::tuple(true, 2000u, 100u));
+  CHECK(s.at("/half").xattrs == std::vector<std::pair<std::string, uint32_t>>{{"user.a", 5}});
   CHECK(owner("/suid") == std::tuple(true, 1000u, 300u));
   CHECK(s.at("/suid").mode == (S_IFREG | 0755));  // a chown clears set-uid
   CHECK_FALSE(std::get<0>(owner("/new_half")));
   CHECK(owner("/new_full") == std::tuple(true, 4000u, 6000u));
+}
+
+TEST_CASE("a trace of two roots is modelled beneath /root1 and /root2, names alike kept apart") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    trace_writer& w = b.writer();
+    w.add_root({});
+    const uint32_t second = w.add_root({});
+    const thread_id t = b.thread(1, 1, 1);
+    const path_id top2 = w.root_top(second);
+    const path_id data1 = b.path("/data"), data2 = w.intern_child(top2, "data");
+    const path_id f1 = w.intern_child(data1, "f"), f2 = w.intern_child(data2, "f");
+    const path_id g2 = w.intern_child(data2, "g");
+    for (const path_id d : {data1, data2}) {
+      tree_entry e;
+      e.path = d;
+      e.mode = S_IFDIR | 0755;
+      w.add_tree_entry(e);
+    }
+    const auto create = [&](path_id p, int64_t bytes) {
+      const file_id file = b.file(static_cast<uint64_t>(10 + bytes));
+      event& o = b.next(t, op::openat, 3);
+      o.path = p;
+      o.flags = O_WRONLY | O_CREAT;
+      o.file = file;
+      event& wr = b.next(t, op::write, bytes);  // o is no more: the builder stages one event
+      wr.fd = 3;
+      wr.file = file;
+      wr.size = static_cast<uint64_t>(bytes);
+      b.next(t, op::close).fd = 3;
+    };
+    create(f1, 100);
+    create(f2, 200);
+    event& mv = b.next(t, op::rename);  // in root 2 only
+    mv.path = f2;
+    mv.path2 = g2;
+    b.finish();
+  }
+  trace_reader r = or_throw(trace_reader::open(f.trace));
+  const expected_state s = or_throw(expected_end_state(r));
+  CHECK(s.at("/root1/data/f").size == 100);
+  CHECK_FALSE(s.at("/root1/data/f").absent);
+  CHECK(s.at("/root2/data/f").absent);
+  CHECK(s.at("/root2/data/g").size == 200);
+  CHECK(s.at("/root2/data").mode == (S_IFDIR | 0755));
+  CHECK(s.count("/root1/data/g") == 0);
+  CHECK(s.count("/data/f") == 0);
+  CHECK(f.replay().mismatches == 0);  // and a replay of it is what the model expects
+  CHECK(check(f).empty());
 }
 
 TEST_CASE("a large state is checked by several threads with the same differences, in path order") {
