@@ -24,7 +24,7 @@ size_t name_tree::find_slot(id dir, std::string_view name, uint32_t h) const {
   for (size_t i = h & mask;; i = (i + 1) & mask) {
     const slot& s = slots_[i];
     if (s.n == none) return i;
-    if (s.hash == h && nodes_[s.n].parent == dir && text(nodes_[s.n].name) == name) return i;
+    if (nodes_[s.n].parent == dir && text(nodes_[s.n].name) == name) return i;
   }
 }
 
@@ -39,7 +39,7 @@ void name_tree::insert(id n) {
   const std::string_view name = text(x.name);
   const uint32_t h = hash_of(x.parent, name);
   slot& s = slots_[find_slot(x.parent, name, h)];
-  s = {n, h};
+  s = {n};
   ++used_;
   ++nodes_[x.parent].kids;
 }
@@ -53,7 +53,7 @@ void name_tree::erase(id n) {
   size_t hole = h & mask;
   while (slots_[hole].n != n) hole = (hole + 1) & mask;
   for (size_t j = (hole + 1) & mask; slots_[j].n != none; j = (j + 1) & mask) {
-    const size_t home = slots_[j].hash & mask;
+    const size_t home = home_of(slots_[j].n) & mask;
     // j's entry may fill the hole unless its home lies cyclically in (hole, j].
     const bool stays = hole < j ? (home > hole && home <= j) : (home > hole || home <= j);
     if (stays) continue;
@@ -71,7 +71,7 @@ void name_tree::grow() {
   const size_t mask = slots_.size() - 1;
   for (const slot& s : old) {
     if (s.n == none) continue;
-    size_t i = s.hash & mask;
+    size_t i = home_of(s.n) & mask;
     while (slots_[i].n != none) i = (i + 1) & mask;
     slots_[i] = s;
   }

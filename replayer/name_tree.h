@@ -1,6 +1,6 @@
 // A namespace of names in flat tables, for the end-state model: a node is 16 bytes (its parent,
-// a value, how many names are below it, its name) and one 8-byte slot of a hash table keyed by
-// (parent, name). A name is the owner's where it has it (a reference it resolves: the end-state
+// a value, how many names are below it, its name) and one 4-byte slot of a hash table keyed by
+// (parent, name), which holds the node alone: the hash is worked out again when a slot moves. A name is the owner's where it has it (a reference it resolves: the end-state
 // model's names are the trace's path components, which the reader keeps), else a copy in the
 // tree's own arena. A renamed directory takes what is below it along, since
 // children name their parent, not the other way round. Names in order come from an index
@@ -85,9 +85,9 @@ class name_tree {
   static_assert(sizeof(node) == 16);
   struct slot {
     id n = none;
-    uint32_t hash = 0;  // low bits of the key's hash: where it belongs
   };
   static uint32_t hash_of(id dir, std::string_view name);
+  uint32_t home_of(id n) const { return hash_of(nodes_[n].parent, text(nodes_[n].name)); }
   size_t find_slot(id dir, std::string_view name, uint32_t h) const;  // its slot, or an empty one
   void insert(id n);
   void erase(id n);
