@@ -259,6 +259,7 @@ nlohmann::json info_json(trace_reader& trace) {
       {"derived", h.derived},
       {"anonymized", !h.key_id.empty()},
       {"key_id", h.key_id},
+      {"trace_id", h.trace_id},
       {"kernel", h.kernel},
       {"command", h.command},
       {"start_realtime_ns", h.clock_realtime_ns},
@@ -307,6 +308,7 @@ std::string info_text(trace_reader& trace) {
                         : fmt::format("{} (names are digests, key id {})", trace.header().derived,
                                       trace.header().key_id));
   line("host", fmt::format("{} (Linux {})", trace.header().hostname, trace.header().kernel));
+  if (!trace.header().trace_id.empty()) line("trace id", trace.header().trace_id);
   std::string state = trace.complete() ? "complete" : "INCOMPLETE";
   if (!trace.has_footer()) state += ": no footer (the writer did not finish)";
   if (!trace.damage().empty()) state += "; " + trace.damage();

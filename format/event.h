@@ -142,6 +142,9 @@ struct header_info {
   uint32_t cpus = 0;
   std::string derived;  // how a trace made from another was made; empty for a recording
   std::string key_id;   // anonymized: the id of the key (never the key)
+  // 32 random hex digits naming the recording; a writer given none makes one, a transform
+  // passes its input's on. Empty in traces before 1.3.
+  std::string trace_id;
 };
 
 // Ops on pipes, sockets, ttys and the like: counted by kind, never replayed.

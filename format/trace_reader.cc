@@ -161,6 +161,7 @@ result<void> trace_reader::impl::read_header(const frame_ref& f) {
   header.cpus = h->cpus();
   header.derived = h->derived() ? h->derived()->str() : "";
   header.key_id = h->key_id() ? h->key_id()->str() : "";
+  header.trace_id = h->trace_id() ? h->trace_id()->str() : "";
   if (!h->op_names() || !h->op_fields() || h->op_names()->size() != h->op_fields()->size() ||
       h->op_names()->size() > 256)
     return fail("header: op table missing or malformed");

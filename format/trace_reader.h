@@ -21,7 +21,8 @@
 namespace fsrr {
 
 inline constexpr uint16_t format_major = 1;
-inline constexpr uint16_t format_minor = 2;  // 1.1: roots, host ids, pauses; 1.2: derived, key id
+// 1.1: roots, host ids, pauses; 1.2: derived, key id; 1.3: trace id
+inline constexpr uint16_t format_minor = 3;
 
 class trace_reader {
  public:

@@ -1,6 +1,7 @@
 #include "trace_writer.h"
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +24,22 @@
 namespace fsrr {
 
 namespace {
+
+// 128 random bits as 32 hex digits: a trace's id (header_info::trace_id).
+result<std::string> new_trace_id() {
+  uint8_t bits[16];
+  size_t got = 0;
+  while (got < sizeof bits) {
+    const ssize_t n = ::getrandom(bits + got, sizeof bits - got, 0);
+    if (n > 0)
+      got += static_cast<size_t>(n);
+    else if (errno != EINTR)
+      return failure("cannot make a trace id: getrandom: {}", std::strerror(errno));
+  }
+  std::string id;
+  for (const uint8_t b : bits) id += fmt::format("{:02x}", b);
+  return id;
+}
 
 result<void> write_all(int fd, const std::string& path, std::span<const uint8_t> data) {
   size_t done = 0;
@@ -197,6 +214,12 @@ void trace_writer::impl::write_header(const header_info& h) {
   const auto op_fields = fbb.CreateVector(fields);
   const auto derived = h.derived.empty() ? 0 : fbb.CreateString(h.derived);
   const auto key_id = h.key_id.empty() ? 0 : fbb.CreateString(h.key_id);
+  const auto id = h.trace_id.empty() ? new_trace_id() : result<std::string>(h.trace_id);
+  if (!id) {
+    status = tl::unexpected(id.error());
+    return;
+  }
+  const auto trace_id = fbb.CreateString(*id);
   fb::HeaderBuilder b(fbb);
   b.add_format_major(format_major);
   b.add_format_minor(format_minor);
@@ -213,6 +236,7 @@ void trace_writer::impl::write_header(const header_info& h) {
   b.add_op_fields(op_fields);
   if (!h.derived.empty()) b.add_derived(derived);
   if (!h.key_id.empty()) b.add_key_id(key_id);
+  b.add_trace_id(trace_id);
   fbb.Finish(b.Finish(), "FSRH");
   write_frame(
       container::skippable_frame(container::header_magic, {fbb.GetBufferPointer(), fbb.GetSize()}));

@@ -90,6 +90,9 @@ TEST_CASE("anonymize leaves none of the names anywhere in the file, and the trac
   CHECK(a["key_id"].get<std::string>().size() == 16);
   CHECK(a["derived"] == "anonymize");
   CHECK(o["anonymized"] == false);
+  // the recording's id goes along: random, it tells nothing, and names where the trace came from
+  CHECK(o["trace_id"].get<std::string>().size() == 32);
+  CHECK(a["trace_id"] == o["trace_id"]);
   // the shape is kept: every op, every byte, every file of the tree
   CHECK(a["ops"] == o["ops"]);
   CHECK(a["events"] == o["events"]);
@@ -232,6 +235,8 @@ TEST_CASE("a recorded rsync sliced at its middle: each half replays on its own a
   }
   CHECK(b["ops"].value("fd_bind", 0) > 0);  // rsync held files open across the cut
   CHECK(b["derived"].get<std::string>().rfind("slice --from ", 0) == 0);
+  CHECK(a["trace_id"] == whole["trace_id"]);  // parts of one recording: merge refuses them
+  CHECK(b["trace_id"] == whole["trace_id"]);
   CHECK(a["tree"]["files"] == whole["tree"]["files"]);
   CHECK(b["tree"]["files"].get<uint64_t>() > a["tree"]["files"].get<uint64_t>());  // copies made
 }

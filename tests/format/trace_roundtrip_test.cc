@@ -11,6 +11,7 @@
 #include "temp_dir.h"
 #include "trace_error.h"
 #include "trace_reader.h"
+#include "trace_writer.h"
 
 using namespace fsrr;
 
@@ -162,6 +163,25 @@ TEST_CASE("the header comes back as written") {
   CHECK(h.command == want.command);
   CHECK(h.page_size == 4096);
   CHECK(h.cpus == 2);
+  // the sample gives no trace id: the writer made one, 32 hex digits, another for the next
+  REQUIRE(h.trace_id.size() == 32);
+  CHECK(h.trace_id.find_first_not_of("0123456789abcdef") == std::string::npos);
+  test::write_sample(dir / "u.trace", {});
+  trace_reader u = or_throw(trace_reader::open(dir / "u.trace"));
+  CHECK(u.header().trace_id.size() == 32);
+  CHECK(u.header().trace_id != h.trace_id);
+}
+
+TEST_CASE("a trace id given to the writer is the trace's") {
+  test::temp_dir dir;
+  header_info h = test::sample_header();
+  h.trace_id = "0123456789abcdef0123456789abcdef";
+  {
+    trace_writer w = or_throw(trace_writer::create(dir / "t.trace", h, {}));
+    REQUIRE(w.finish());
+  }
+  trace_reader r = or_throw(trace_reader::open(dir / "t.trace"));
+  CHECK(r.header().trace_id == "0123456789abcdef0123456789abcdef");
 }
 
 TEST_CASE("every tree entry kind survives a round trip") {
