@@ -1,10 +1,11 @@
 // A namespace of names in flat tables, for the end-state model: a node is 16 bytes (its parent,
 // a value, how many names are below it, its name) and one 4-byte slot of a hash table keyed by
-// (parent, name), which holds the node alone: the hash is worked out again when a slot moves. A name is the owner's where it has it (a reference it resolves: the end-state
-// model's names are the trace's path components, which the reader keeps), else a copy in the
-// tree's own arena. A renamed directory takes what is below it along, since
-// children name their parent, not the other way round. Names in order come from an index
-// built when asked for (ordered()), not kept all along.
+// (parent, name), which holds the node alone: the hash is worked out again when a slot moves.
+// A name is the owner's where it has it (a reference it resolves: the end-state model's names
+// are the trace's path components, which the reader keeps), else a copy in the tree's own
+// arena. A renamed directory takes what is below it along, since children name their parent,
+// not the other way round. Names in order come from an index built when asked for
+// (ordered()), not kept all along.
 #pragma once
 
 #include <cstdint>
