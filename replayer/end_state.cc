@@ -65,7 +65,9 @@ void for_components(std::string_view p, F&& each) {
 class end_state_model::impl {
  public:
   impl(trace_reader& r, model_content content)
-      : r_(r), fds_(threads(r)), tree_(0, [&r](name_tree::name_ref p) { return r.path(p).name; }) {
+      : r_(r),
+        fds_(threads(r)),
+        tree_(0, [&r](name_tree::name_ref p) { return r.path(p).name; }) {
     if (content == model_content::yes) flow_.emplace(r);
     tree_.value(name_tree::root) = new_object(S_IFDIR);
     files_.assign(r.file_count() + 1, none);
@@ -233,7 +235,7 @@ class end_state_model::impl {
         flush(batch);
       }
     removed_ = {};
-    // The look-up table goes before the index comes: at 1 M files they are 32 and 16 MiB.
+    // The look-up table goes before the index comes: at 1 M files each is 16 MiB.
     tree_.forget_lookup();
     const name_tree::index ix = tree_.ordered();
     std::vector<uint32_t> names = count_names(ix);  // names of each object not yet out
@@ -484,8 +486,8 @@ class end_state_model::impl {
     return n;
   }
   void attach(path_id id, std::optional<name_tree::id> t) {
-    const std::string p = path(id);
     if (!t) return;
+    const std::string p = path(id);
     if (!has_name(p)) return tree_.drop(*t);
     const auto [dir, name] = split(p);
     const name_tree::id d = make(dir);
