@@ -33,6 +33,24 @@ uint64_t unzig(uint64_t z, uint64_t before) { return before + ((z >> 1) ^ (0 - (
 uint64_t u(int64_t v) { return static_cast<uint64_t>(v); }
 int64_t s(uint64_t v) { return static_cast<int64_t>(v); }
 
+// The fields a tree_entry and a packed entry share, from one to the other.
+template <typename From, typename To>
+void copy_fields(const From& f, To& t) {
+  t.path = f.path;
+  t.mode = f.mode;
+  t.uid = f.uid;
+  t.gid = f.gid;
+  t.size = f.size;
+  t.allocated = f.allocated;
+  t.atime_ns = f.atime_ns;
+  t.mtime_ns = f.mtime_ns;
+  t.ctime_ns = f.ctime_ns;
+  t.nlink = f.nlink;
+  t.link_group = f.link_group;
+  t.target = f.target;
+  t.file = f.file;
+}
+
 // What a file of `size` bytes usually has allocated: whole 4 KiB blocks.
 uint64_t usual_allocation(uint64_t size) { return (size + 4095) & ~uint64_t{4095}; }
 
@@ -61,19 +79,7 @@ const uint8_t* tree_table::decode(const uint8_t* p, const packed& prev, packed& 
 
 void tree_table::push_back(const tree_entry& e) {
   packed n;
-  n.path = e.path;
-  n.mode = e.mode;
-  n.uid = e.uid;
-  n.gid = e.gid;
-  n.size = e.size;
-  n.allocated = e.allocated;
-  n.atime_ns = e.atime_ns;
-  n.mtime_ns = e.mtime_ns;
-  n.ctime_ns = e.ctime_ns;
-  n.nlink = e.nlink;
-  n.link_group = e.link_group;
-  n.target = e.target;
-  n.file = e.file;
+  copy_fields(e, n);
   if (!e.xattrs.empty() || !e.extents.empty()) {
     more_.push_back({e.xattrs, e.extents});
     n.more = static_cast<uint32_t>(more_.size());
@@ -115,19 +121,7 @@ const uint8_t* tree_table::group_start(size_t g) const {
 
 tree_entry tree_table::entry(const packed& p) const {
   tree_entry e;
-  e.path = p.path;
-  e.mode = p.mode;
-  e.uid = p.uid;
-  e.gid = p.gid;
-  e.size = p.size;
-  e.allocated = p.allocated;
-  e.atime_ns = p.atime_ns;
-  e.mtime_ns = p.mtime_ns;
-  e.ctime_ns = p.ctime_ns;
-  e.nlink = p.nlink;
-  e.link_group = p.link_group;
-  e.target = p.target;
-  e.file = p.file;
+  copy_fields(p, e);
   if (p.more) {
     const rare& r = more_[p.more - 1];
     e.xattrs = r.xattrs;
