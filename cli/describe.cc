@@ -154,6 +154,7 @@ nlohmann::json to_json(trace_reader& trace, const event& e) {
   j["comm"] = trace.string(t.comm);
   if (t.host_tid && t.host_tid != t.tid) j["host_tid"] = t.host_tid;
   if (t.host_pid && t.host_pid != t.pid) j["host_pid"] = t.host_pid;
+  if (!trace.header().hosts.empty()) j["host"] = t.host;
   if (f & F_PATH) path_json(trace, j, "path", e.path);
   if (f & F_PATH2) path_json(trace, j, "path2", e.path2);
   if (f & F_FILE && e.file != no_id) {
@@ -246,8 +247,21 @@ nlohmann::json info_json(trace_reader& trace) {
                      {"ino", r.ino},
                      {"placed_at", trace.roots().size() > 1 ? fmt::format("root{}", k + 1) : ""}});
   }
+  nlohmann::json hosts = nlohmann::json::array();
+  for (size_t k = 0; k < h.hosts.size(); ++k) {
+    const host_info& x = h.hosts[k];
+    hosts.push_back({{"host", k},
+                     {"hostname", x.name},
+                     {"kernel", x.kernel},
+                     {"trace_id", x.trace_id},
+                     {"command", x.command},
+                     {"start_realtime_ns", x.clock_realtime_ns},
+                     {"offset_ns", x.offset_ns},
+                     {"cpus", x.cpus}});
+  }
   return {
       {"roots", roots},
+      {"hosts", hosts},
       {"format_version", fmt::format("{}.{}", h.format_major, h.format_minor)},
       {"kind", h.kind == trace_kind::snapshot ? "snapshot" : "recording"},
       {"writer", h.writer},
@@ -309,6 +323,14 @@ std::string info_text(trace_reader& trace) {
                                       trace.header().key_id));
   line("host", fmt::format("{} (Linux {})", trace.header().hostname, trace.header().kernel));
   if (!trace.header().trace_id.empty()) line("trace id", trace.header().trace_id);
+  for (size_t k = 0; k < trace.header().hosts.size(); ++k) {
+    const host_info& x = trace.header().hosts[k];
+    std::string xcmd;
+    for (const auto& c : x.command) xcmd += (xcmd.empty() ? "" : " ") + c;
+    line(k ? "" : "hosts",
+         fmt::format("{}: {} (Linux {}), trace {}, from {:.6f} s: {}", k, x.name, x.kernel,
+                     x.trace_id, x.offset_ns / 1e9, xcmd));
+  }
   std::string state = trace.complete() ? "complete" : "INCOMPLETE";
   if (!trace.has_footer()) state += ": no footer (the writer did not finish)";
   if (!trace.damage().empty()) state += "; " + trace.damage();

@@ -50,6 +50,7 @@ struct file_info {
   uint64_t ino = 0;
   uint32_t gen = 0;
   uint32_t type = 0;  // S_IFMT bits; 0 if unknown
+  uint16_t host = 0;  // header_info::hosts index: two hosts' disks reuse device and inode numbers
   bool operator==(const file_info&) const = default;
 };
 
@@ -62,6 +63,7 @@ struct thread_info {
   int32_t host_tid = 0;   // tid and pid as the recorder saw them: unique across containers
   int32_t host_pid = 0;   // (0 in traces older than format 1.1: same as tid and pid)
   uint32_t root = 0;      // the root it started from (trace_reader::roots(), from 1)
+  uint16_t host = 0;      // header_info::hosts index (a merged trace); 0 otherwise
   bool operator==(const thread_info&) const = default;
 };
 
@@ -128,6 +130,19 @@ enum incomplete_bit : uint64_t {
   incomplete_path_filter = 1u << 5,  // a --path directory was replaced while the kernel filtered
 };
 
+// One host of a merged trace (fsrr merge): the header of the trace it came from.
+struct host_info {
+  std::string name;
+  std::string kernel;
+  std::string trace_id;
+  std::vector<std::string> command;
+  uint64_t clock_monotonic_ns = 0;  // its own trace's clock pair at its trace time 0
+  int64_t clock_realtime_ns = 0;
+  uint64_t offset_ns = 0;  // where its trace time 0 falls on the merged trace's clock
+  uint32_t cpus = 0;
+  bool operator==(const host_info&) const = default;
+};
+
 struct header_info {
   uint16_t format_major = 0;  // filled by the writer
   uint16_t format_minor = 0;
@@ -145,6 +160,9 @@ struct header_info {
   // 32 random hex digits naming the recording; a writer given none makes one, a transform
   // passes its input's on. Empty in traces before 1.3.
   std::string trace_id;
+  // A merged trace's hosts (thread_info::host, file_info::host index them); empty for a trace of
+  // one host, the one this header describes. Since 1.4.
+  std::vector<host_info> hosts;
 };
 
 // Ops on pipes, sockets, ttys and the like: counted by kind, never replayed.

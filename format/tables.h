@@ -18,7 +18,8 @@ namespace fsrr {
 
 struct file_key_hash {
   size_t operator()(const file_info& f) const {
-    return static_cast<size_t>(mix64(mix64(f.dev, f.ino), static_cast<uint64_t>(f.gen) << 32 | f.type));
+    return static_cast<size_t>(mix64(mix64(f.dev, f.ino) ^ f.host,
+                                     static_cast<uint64_t>(f.gen) << 32 | f.type));
   }
 };
 

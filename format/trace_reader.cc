@@ -162,6 +162,22 @@ result<void> trace_reader::impl::read_header(const frame_ref& f) {
   header.derived = h->derived() ? h->derived()->str() : "";
   header.key_id = h->key_id() ? h->key_id()->str() : "";
   header.trace_id = h->trace_id() ? h->trace_id()->str() : "";
+  if (h->hosts()) {
+    if (h->hosts()->size() > 0xffff) return fail("header: more than 65,535 hosts");
+    for (const auto* x : *h->hosts()) {
+      host_info hi;
+      hi.name = x->name() ? x->name()->str() : "";
+      hi.kernel = x->kernel() ? x->kernel()->str() : "";
+      hi.trace_id = x->trace_id() ? x->trace_id()->str() : "";
+      if (x->command())
+        for (const auto* c : *x->command()) hi.command.push_back(c->str());
+      hi.clock_monotonic_ns = x->clock_monotonic_ns();
+      hi.clock_realtime_ns = x->clock_realtime_ns();
+      hi.offset_ns = x->offset_ns();
+      hi.cpus = x->cpus();
+      header.hosts.push_back(std::move(hi));
+    }
+  }
   if (!h->op_names() || !h->op_fields() || h->op_names()->size() != h->op_fields()->size() ||
       h->op_names()->size() > 256)
     return fail("header: op table missing or malformed");
@@ -266,14 +282,17 @@ result<void> trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
   const size_t nf = len(d.file_dev());
   if (nf) {
     if (d.file_first() != files.size() || len(d.file_ino()) != nf || len(d.file_gen()) != nf ||
-        len(d.file_type()) != nf)
+        len(d.file_type()) != nf || (d.file_host() && len(d.file_host()) != nf))
       return fail_block(i, "file table out of sequence");
     uint64_t dev = 0, ino = 0;  // stored as deltas to the previous entry
     for (size_t k = 0; k < nf; ++k) {
       dev += d.file_dev()->Get(k);
       ino += d.file_ino()->Get(k);
       const uint32_t type = d.file_type()->Get(k);
-      const auto di = dev_index(dev);
+      const uint16_t host = d.file_host() ? d.file_host()->Get(k) : 0;
+      if (host >= std::max<size_t>(header.hosts.size(), 1))
+        return fail_block(i, fmt::format("file {} names an unknown host", files.size()));
+      const auto di = dev_index(host, dev);
       if (!di) return fail_block(i, "a trace of more than 65,535 devices");
       if (type > 0xffff) return fail_block(i, fmt::format("invalid file entry {}", files.size()));
       files.push_back({ino, d.file_gen()->Get(k), *di, static_cast<uint16_t>(type)});
@@ -286,7 +305,8 @@ result<void> trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
       return fail_block(i, "thread table out of sequence");
     const bool host = len(d.thread_host_tid()) == nt && len(d.thread_host_pid()) == nt &&
                       len(d.thread_root()) == nt;  // 1.1
-    if (!host && (len(d.thread_host_tid()) || len(d.thread_host_pid()) || len(d.thread_root())))
+    if ((!host && (len(d.thread_host_tid()) || len(d.thread_host_pid()) || len(d.thread_root()))) ||
+        (d.thread_host() && len(d.thread_host()) != nt))
       return fail_block(i, "thread table columns disagree in length");
     for (size_t k = 0; k < nt; ++k) {
       const uint32_t comm = d.thread_comm()->Get(k);
@@ -298,6 +318,9 @@ result<void> trace_reader::impl::apply_defs(size_t i, const fb::Defs& d) {
         t.host_pid = d.thread_host_pid()->Get(k);
         t.root = d.thread_root()->Get(k);
       }
+      t.host = d.thread_host() ? d.thread_host()->Get(k) : 0;
+      if (t.host >= std::max<size_t>(header.hosts.size(), 1))
+        return fail_block(i, fmt::format("thread {} names an unknown host", threads.size()));
       threads.push_back(t);
     }
   }
@@ -435,9 +458,9 @@ result<void> trace_reader::impl::compute_summary() {
   if (summary_ready) return {};
   sum = trace_summary{};
   for (const auto& e : tree) sum.tree.add(e);
-  std::set<int32_t> pids;
-  for (size_t t = 1; t < threads.size(); ++t)  // pids of two containers may be equal
-    pids.insert(threads[t].host_pid ? threads[t].host_pid : threads[t].pid);
+  std::set<std::pair<uint16_t, int32_t>> pids;
+  for (size_t t = 1; t < threads.size(); ++t)  // pids of two containers (hosts) may be equal
+    pids.insert({threads[t].host, threads[t].host_pid ? threads[t].host_pid : threads[t].pid});
   if (footer) {
     sum.events = footer->events();
     sum.first_ts = footer->first_ts();
@@ -561,20 +584,21 @@ const std::string& trace_reader::string(string_id id) {
 
 file_info trace_reader::file(file_id id) {
   const auto& f = impl_->files[id < impl_->files.size() ? id : 0];
-  return {impl_->devs[f.dev], f.ino, f.gen, f.type};
+  const auto& [host, dev] = impl_->devs[f.dev];
+  return {dev, f.ino, f.gen, f.type, host};
 }
 
-std::optional<uint16_t> trace_reader::impl::dev_index(uint64_t dev) {
-  if (devs[last_dev] == dev) return last_dev;
+std::optional<uint16_t> trace_reader::impl::dev_index(uint16_t host, uint64_t dev) {
+  if (devs[last_dev] == std::pair{host, dev}) return last_dev;
   // A tree, not a search of devs or a hash: a hostile trace may alternate among 65,535
   // devices, or choose numbers that collide.
-  auto [at, added] = dev_ids.try_emplace(dev, static_cast<uint16_t>(devs.size()));
+  auto [at, added] = dev_ids.try_emplace({host, dev}, static_cast<uint16_t>(devs.size()));
   if (added) {
     if (devs.size() > 0xffff) {
       dev_ids.erase(at);
       return std::nullopt;
     }
-    devs.push_back(dev);
+    devs.emplace_back(host, dev);
   }
   return last_dev = at->second;
 }

@@ -21,8 +21,8 @@
 namespace fsrr {
 
 inline constexpr uint16_t format_major = 1;
-// 1.1: roots, host ids, pauses; 1.2: derived, key id; 1.3: trace id
-inline constexpr uint16_t format_minor = 3;
+// 1.1: roots, host ids, pauses; 1.2: derived, key id; 1.3: trace id; 1.4: hosts (merge)
+inline constexpr uint16_t format_minor = 4;
 
 class trace_reader {
  public:

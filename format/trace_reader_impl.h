@@ -51,7 +51,7 @@ struct trace_reader::impl {
   // times a large tree's entries at its peak.
   std::deque<packed_path> paths{{no_id, 0}};  // index 0 is "none"
   std::deque<std::string> strings{1};
-  // A file is 16 bytes: its device by index into devs (a trace names few), its type (S_IFMT
+  // A file is 16 bytes: its device (and host) by index into devs (a trace names few), its type (S_IFMT
   // bits) in 16 bits (rsync of 300k files: 600k files, 14.4 → 9.6 MB).
   struct packed_file {
     uint64_t ino;
@@ -60,10 +60,12 @@ struct trace_reader::impl {
     uint16_t type;
   };
   std::deque<packed_file> files{packed_file{}};
-  std::vector<uint64_t> devs{0};
-  std::map<uint64_t, uint16_t> dev_ids{{0, 0}};  // ordered: no hash a trace can aim at
+  // A device is a host's (a merged trace's hosts reuse device numbers).
+  std::vector<std::pair<uint16_t, uint64_t>> devs{{0, 0}};
+  std::map<std::pair<uint16_t, uint64_t>, uint16_t> dev_ids{{{0, 0}, 0}};  // ordered: no hash a
+                                                                          // trace can aim at
   uint16_t last_dev = 0;
-  std::optional<uint16_t> dev_index(uint64_t dev);
+  std::optional<uint16_t> dev_index(uint16_t host, uint64_t dev);
   std::deque<thread_info> threads{1};
   std::vector<trace_root> roots;            // roots[k] is root k + 1
   std::vector<uint32_t> root_of_top;        // by path id of a top (parentless path): its root

@@ -63,9 +63,13 @@ struct pending_defs {
   file_id file_first = 0;
   std::vector<uint64_t> file_dev, file_ino;
   std::vector<uint32_t> file_gen, file_type;
+  std::vector<uint16_t> file_host;  // written only when one is not 0 (a merged trace)
+  bool file_hosts = false;
   thread_id thread_first = 0;
   std::vector<int32_t> thread_tid, thread_pid, thread_ppid, thread_host_tid, thread_host_pid;
   std::vector<uint32_t> thread_comm, thread_fd_table, thread_root;
+  std::vector<uint16_t> thread_host;
+  bool thread_hosts = false;
   uint32_t root_first = 0;
   std::vector<uint32_t> root_top, root_where;
   std::vector<uint64_t> root_mnt_ns, root_dev, root_ino;
@@ -106,7 +110,7 @@ struct trace_writer::impl {
   uint32_t threads = 0;
   uint32_t roots = 0;
   std::vector<path_id> root_tops;  // of roots 2, 3, ...
-  std::set<int32_t> pids;
+  std::set<std::pair<uint16_t, int32_t>> pids;  // (host, pid)
   pending_defs defs;
   uint64_t last_dev = 0, last_ino = 0;  // of the previous new file in this block
   path_id last_parent = 0;              // of the previous new path in this block
@@ -220,6 +224,25 @@ void trace_writer::impl::write_header(const header_info& h) {
     return;
   }
   const auto trace_id = fbb.CreateString(*id);
+  std::vector<flatbuffers::Offset<fb::Host>> host_list;
+  for (const host_info& x : h.hosts) {
+    std::vector<flatbuffers::Offset<flatbuffers::String>> host_cmd;
+    for (const auto& c : x.command) host_cmd.push_back(fbb.CreateString(c));
+    const auto hn = fbb.CreateString(x.name), hk = fbb.CreateString(x.kernel),
+               hi = fbb.CreateString(x.trace_id);
+    const auto hc = fbb.CreateVector(host_cmd);
+    fb::HostBuilder hb(fbb);
+    hb.add_name(hn);
+    hb.add_kernel(hk);
+    hb.add_trace_id(hi);
+    hb.add_command(hc);
+    hb.add_clock_monotonic_ns(x.clock_monotonic_ns);
+    hb.add_clock_realtime_ns(x.clock_realtime_ns);
+    hb.add_offset_ns(x.offset_ns);
+    hb.add_cpus(x.cpus);
+    host_list.push_back(hb.Finish());
+  }
+  const auto hosts = h.hosts.empty() ? 0 : fbb.CreateVector(host_list);
   fb::HeaderBuilder b(fbb);
   b.add_format_major(format_major);
   b.add_format_minor(format_minor);
@@ -237,6 +260,7 @@ void trace_writer::impl::write_header(const header_info& h) {
   if (!h.derived.empty()) b.add_derived(derived);
   if (!h.key_id.empty()) b.add_key_id(key_id);
   b.add_trace_id(trace_id);
+  if (!h.hosts.empty()) b.add_hosts(hosts);
   fbb.Finish(b.Finish(), "FSRH");
   write_frame(
       container::skippable_frame(container::header_magic, {fbb.GetBufferPointer(), fbb.GetSize()}));
@@ -284,6 +308,8 @@ file_id trace_writer::intern_file(const file_info& f) {
     m.last_ino = f.ino;
     m.defs.file_gen.push_back(f.gen);
     m.defs.file_type.push_back(f.type);
+    m.defs.file_host.push_back(f.host);
+    m.defs.file_hosts |= f.host != 0;
     return id;
   });
 }
@@ -300,7 +326,10 @@ thread_id trace_writer::add_thread(const thread_info& t) {
   m.defs.thread_host_tid.push_back(t.host_tid);
   m.defs.thread_host_pid.push_back(t.host_pid);
   m.defs.thread_root.push_back(t.root);
-  m.pids.insert(t.host_pid ? t.host_pid : t.pid);  // pids of two containers may be equal
+  m.defs.thread_host.push_back(t.host);
+  m.defs.thread_hosts |= t.host != 0;
+  // pids of two containers may be equal, and those of two hosts
+  m.pids.insert({t.host, t.host_pid ? t.host_pid : t.pid});
   return id;
 }
 
@@ -429,6 +458,8 @@ void trace_writer::impl::write_block() {
     const auto rd = fbb.CreateVector(defs.root_dev);
     const auto ri = fbb.CreateVector(defs.root_ino);
     const auto rw = fbb.CreateVector(defs.root_where);
+    const auto thh = defs.thread_hosts ? fbb.CreateVector(defs.thread_host) : 0;
+    const auto fh = defs.file_hosts ? fbb.CreateVector(defs.file_host) : 0;
     fb::DefsBuilder b(fbb);
     b.add_path_first(defs.path_first);
     b.add_path_parent(pp);
@@ -457,6 +488,8 @@ void trace_writer::impl::write_block() {
     b.add_root_dev(rd);
     b.add_root_ino(ri);
     b.add_root_where(rw);
+    if (defs.thread_hosts) b.add_thread_host(thh);
+    if (defs.file_hosts) b.add_file_host(fh);
     defs_off = b.Finish();
   }
 

@@ -41,7 +41,7 @@ fd_map::table* fd_map::table_for(thread_id tid) {
   if (ts.t) return ts.t;
   if (ts.started) return ts.t = new_table(0);  // events after the thread's exit
   ts.started = true;
-  const auto child = child_table_.find(info_[tid].tid);
+  const auto child = child_table_.find(child_key(info_[tid], info_[tid].tid));
   if (child != child_table_.end()) {
     ts.t = child->second;  // counted as a user at the clone
     child_table_.erase(child);
@@ -258,7 +258,7 @@ void fd_map::apply(const event& e, fd_effect& out) {
       } else {
         child = copy_table(*t, static_cast<uint32_t>(e.aux));
       }
-      child_table_[static_cast<int32_t>(e.result)] = child;
+      child_table_[child_key(info_[e.thread], static_cast<int32_t>(e.result))] = child;
       return;
     }
     case op::execve:
@@ -287,7 +287,8 @@ void fd_map::apply(const event& e, fd_effect& out) {
 const fd_map::table* fd_map::current_table(thread_id t) const {
   if (t < threads_.size() && threads_[t].t) return threads_[t].t;
   if (t >= info_.size() || (t < threads_.size() && threads_[t].started)) return nullptr;
-  if (const auto c = child_table_.find(info_[t].tid); c != child_table_.end()) return c->second;
+  if (const auto c = child_table_.find(child_key(info_[t], info_[t].tid)); c != child_table_.end())
+    return c->second;
   if (const auto k = by_id_.find(info_[t].fd_table); info_[t].fd_table && k != by_id_.end())
     return k->second;
   return nullptr;

@@ -151,7 +151,12 @@ class fd_map {
   std::vector<thread_state> threads_;
   std::vector<std::unique_ptr<table>> tables_;
   std::unordered_map<uint32_t, table*> by_id_;
-  std::unordered_map<int32_t, table*> child_table_;  // clone result tid -> its table, until it runs
+  // (host, clone result tid) -> the child's table, until it runs: the tids of a merged trace's
+  // hosts repeat.
+  static uint64_t child_key(const thread_info& t, int32_t tid) {
+    return uint64_t{t.host} << 32 | static_cast<uint32_t>(tid);
+  }
+  std::unordered_map<uint64_t, table*> child_table_;
   std::vector<handle_info> handles_{1};
   std::vector<handle_id> free_;
 };
