@@ -27,6 +27,7 @@ command add_slice(CLI::App& app);
 command add_minimize(CLI::App& app);
 command add_export(CLI::App& app);
 command add_import(CLI::App& app);
+command add_merge(CLI::App& app);
 
 // SIGINT and SIGTERM set the returned flag (and no longer end the process): a command that
 // makes things cleans them up and stops at its next step.

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
       fsrr::cli::add_dump(app),   fsrr::cli::add_replay(app),   fsrr::cli::add_verify(app),
       fsrr::cli::add_compare(app), fsrr::cli::add_anonymize(app), fsrr::cli::add_slice(app),
       fsrr::cli::add_minimize(app),  fsrr::cli::add_export(app),
-      fsrr::cli::add_import(app),
+      fsrr::cli::add_import(app), fsrr::cli::add_merge(app),
   };
   try {
     app.parse(argc, argv);

@@ -252,6 +252,10 @@ result<anonymize_result> anonymize(trace_reader& in, const std::string& out,
   header_info h = in.header();
   h.hostname = names.digest(h.hostname);
   for (std::string& a : h.command) a = names.argument(a);
+  for (host_info& x : h.hosts) {  // a merged trace's hosts
+    x.name = names.digest(x.name);
+    for (std::string& a : x.command) a = names.argument(a);
+  }
   h.derived = "anonymize";
   h.key_id = key_id(key);
   rewrite_hooks hooks;

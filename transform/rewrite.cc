@@ -32,21 +32,40 @@ result<trace_rewriter> trace_rewriter::create(trace_reader& in, const std::strin
                                               rewrite_hooks hooks) {
   auto w = trace_writer::create(out, header, options(force));
   if (!w) return tl::unexpected(w.error());
-  return trace_rewriter(in, std::move(*w), std::move(hooks));
+  auto owned = std::make_unique<trace_writer>(std::move(*w));
+  trace_writer& ref = *owned;
+  return trace_rewriter(in, std::move(owned), ref, std::move(hooks), {});
 }
 
-trace_rewriter::trace_rewriter(trace_reader& in, trace_writer w, rewrite_hooks hooks)
-    : in_(in), w_(std::move(w)), hooks_(std::move(hooks)) {
+trace_rewriter trace_rewriter::into(trace_reader& in, trace_writer& out,
+                                    rewrite_placement placement) {
+  return trace_rewriter(in, nullptr, out, {}, std::move(placement));
+}
+
+trace_rewriter::trace_rewriter(trace_reader& in, std::unique_ptr<trace_writer> owned,
+                               trace_writer& w, rewrite_hooks hooks, rewrite_placement placement)
+    : in_(in),
+      owned_(std::move(owned)),
+      w_(&w),
+      hooks_(std::move(hooks)),
+      placement_(std::move(placement)) {
   paths_.assign(in.path_count() + 1, no_id);
   files_.assign(in.file_count() + 1, no_id);
   threads_.assign(in.thread_count() + 1, no_id);
   paths_[root_path] = root_path;
-  uint32_t number = 0;
-  for (const trace_root& r : in.roots()) {
-    trace_root o = r;
-    o.where = r.where ? string(r.where, string_role::root_where) : no_id;
-    number = w_.add_root(o);
-    if (r.top < paths_.size()) paths_[r.top] = w_.root_top(number);
+  const bool add = owned_ != nullptr;  // into(): the caller added them
+  for (size_t k = 0; k < in.roots().size(); ++k) {
+    const trace_root& r = in.roots()[k];
+    uint32_t number;
+    if (add) {
+      trace_root o = r;
+      o.where = r.where ? string(r.where, string_role::root_where) : no_id;
+      number = w_->add_root(o);
+      placement_.roots.push_back(number);
+    } else {
+      number = k < placement_.roots.size() ? placement_.roots[k] : 1;
+    }
+    if (r.top < paths_.size()) paths_[r.top] = w_->root_top(number);
   }
 }
 
@@ -70,7 +89,7 @@ path_id trace_rewriter::path(path_id in) {
     const path_entry& e = in_.path(*it);
     const path_id parent = paths_[e.parent];
     const std::string name = name_of(*it, parent, e.name);
-    paths_[*it] = w_.intern_child(parent, name);
+    paths_[*it] = w_->intern_child(parent, name);
     if (paths_[*it] == no_id) {
       if (status_) status_ = failure("path {}: a name no path may hold: '{}'", *it, name);
       return no_id;
@@ -86,7 +105,7 @@ string_id trace_rewriter::string(string_id in, string_role role, path_id link) {
     if (auto it = strings_.find({in, role}); it != strings_.end()) return it->second;
   const std::string& text = in_.string(in);
   const string_id out =
-      w_.intern_string(hooks_.text ? hooks_.text(role, text, link) : std::string(text));
+      w_->intern_string(hooks_.text ? hooks_.text(role, text, link) : std::string(text));
   if (memo) strings_[{in, role}] = out;
   return out;
 }
@@ -94,8 +113,18 @@ string_id trace_rewriter::string(string_id in, string_role role, path_id link) {
 file_id trace_rewriter::file(file_id in) {
   if (in == no_id) return no_id;
   if (in >= files_.size()) files_.resize(in + 1, no_id);
-  if (!files_[in]) files_[in] = w_.intern_file(in_.file(in));
+  if (!files_[in]) {
+    file_info f = in_.file(in);
+    f.host = static_cast<uint16_t>(f.host + placement_.host_base);
+    files_[in] = w_->intern_file(f);
+  }
   return files_[in];
+}
+
+void trace_rewriter::alias_file(file_id in, file_id out) {
+  if (in == no_id) return;
+  if (in >= files_.size()) files_.resize(in + 1, no_id);
+  files_[in] = out;
 }
 
 thread_id trace_rewriter::thread(thread_id in, uint32_t fd_table) {
@@ -105,7 +134,10 @@ thread_id trace_rewriter::thread(thread_id in, uint32_t fd_table) {
     thread_info t = in_.thread(in);
     t.comm = string(t.comm, string_role::comm);
     if (fd_table) t.fd_table = fd_table;
-    threads_[in] = w_.add_thread(t);
+    if (t.fd_table) t.fd_table += placement_.fd_table_base;
+    t.host = static_cast<uint16_t>(t.host + placement_.host_base);
+    if (t.root && t.root <= placement_.roots.size()) t.root = placement_.roots[t.root - 1];
+    threads_[in] = w_->add_thread(t);
   }
   return threads_[in];
 }
@@ -125,7 +157,9 @@ void trace_rewriter::append(event e) {
     else if (cls == op_class::xattr)
       e.aux = string(static_cast<string_id>(e.aux), string_role::xattr_name);
   }
-  w_.append(e);
+  // clone and exec carry the fd table the thread goes on with
+  if (cls == op_class::process && (f & F_AUX) && e.aux) e.aux += placement_.fd_table_base;
+  w_->append(e);
 }
 
 void trace_rewriter::add_tree_entry(tree_entry e) {
@@ -142,8 +176,9 @@ void trace_rewriter::add_tree_entry_at(tree_entry e, path_id at) {
 void trace_rewriter::put(tree_entry e, path_id link) {
   if (e.target) e.target = string(e.target, string_role::link_target, link);
   e.file = file(e.file);
+  if (e.link_group) e.link_group += placement_.link_group_base;
   for (auto& x : e.xattrs) x.name = string(x.name, string_role::xattr_name);
-  w_.add_tree_entry(e);
+  w_->add_tree_entry(e);
 }
 
 result<path_id> trace_rewriter::placed(std::string_view p) {
@@ -157,13 +192,13 @@ result<path_id> trace_rewriter::placed(std::string_view p) {
     if (top.substr(0, 4) == "root")
       for (char c : top.substr(4)) n = n * 10 + static_cast<uint32_t>(c - '0');
     if (n == 0 || n > in_.roots().size()) return failure("'{}': no such root", p);
-    at = w_.root_top(n);
+    at = w_->root_top(n);
     pos = slash == std::string_view::npos ? p.size() : slash + 1;
   }
   while (pos < p.size()) {
     size_t end = p.find('/', pos);
     if (end == std::string_view::npos) end = p.size();
-    if (end > pos && (at = w_.intern_child(at, p.substr(pos, end - pos))) == no_id)
+    if (end > pos && (at = w_->intern_child(at, p.substr(pos, end - pos))) == no_id)
       return failure("'{}': a name no path may hold (a NUL in it)", p);
     pos = end + 1;
   }
@@ -172,23 +207,24 @@ result<path_id> trace_rewriter::placed(std::string_view p) {
 
 void trace_rewriter::copy_counters() {
   const trace_summary& s = in_.summary();
-  if (s.lost_events) w_.add_lost(0, s.lost_events);
-  for (const auto& [key, n] : s.nonfile) w_.add_nonfile(key.first, key.second, n);
-  if (s.incomplete) w_.mark_incomplete(s.incomplete);
-  if (s.pauses || s.paused_ns) w_.add_pauses(s.pauses, s.paused_ns);
-  if (s.filtered) w_.add_filtered(s.filtered);
-  for (const auto& [mono, real] : in_.clock_pairs()) w_.add_clock_pair(mono, real);
+  if (s.lost_events) w_->add_lost(0, s.lost_events);
+  for (const auto& [key, n] : s.nonfile) w_->add_nonfile(key.first, key.second, n);
+  if (s.incomplete) w_->mark_incomplete(s.incomplete);
+  if (s.pauses || s.paused_ns) w_->add_pauses(s.pauses, s.paused_ns);
+  if (s.filtered) w_->add_filtered(s.filtered);
+  for (const auto& [mono, real] : in_.clock_pairs()) w_->add_clock_pair(mono, real);
 }
 
 result<void> trace_rewriter::finish() {
-  result<void> done = status_ ? w_.finish() : status_;
-  if (!done) w_.abandon();
+  if (!owned_) return status_;
+  result<void> done = status_ ? w_->finish() : status_;
+  if (!done) w_->abandon();
   finished_ = true;
   return done;
 }
 
 trace_rewriter::~trace_rewriter() {
-  if (!finished_) w_.abandon();  // moved from: its writer holds nothing
+  if (owned_ && !finished_) owned_->abandon();
 }
 
 }  // namespace fsrr::transform

@@ -29,6 +29,15 @@ struct rewrite_hooks {
   std::function<std::string(string_role role, std::string_view text, path_id link)> text;
 };
 
+// Where one input of several goes in a shared output (merge): its hosts, fd tables and hard
+// link groups after those of the inputs before it, its roots as `roots` says.
+struct rewrite_placement {
+  uint16_t host_base = 0;
+  uint32_t fd_table_base = 0;
+  uint32_t link_group_base = 0;
+  std::vector<uint32_t> roots;  // input root k + 1 -> its output root (already added)
+};
+
 class trace_rewriter {
  public:
   // Creates `out` (refusing an existing file unless `force`) with `header` and the input's
@@ -36,11 +45,16 @@ class trace_rewriter {
   static result<trace_rewriter> create(trace_reader& in, const std::string& out,
                                        const header_info& header, bool force,
                                        rewrite_hooks hooks = {});
+  // An input of several written into `out`, which the caller owns and finishes; its roots are
+  // in the output already (placement.roots).
+  static trace_rewriter into(trace_reader& in, trace_writer& out, rewrite_placement placement);
 
   // no_id for no_id, and for a name a hook made that no path may hold (then finish() fails).
   path_id path(path_id in);
   string_id string(string_id in, string_role role, path_id link = no_id);
   file_id file(file_id in);
+  // Input file `in` is output file `out` (one file two inputs reach: merge).
+  void alias_file(file_id in, file_id out);
   // Threads are added as they are first used; `fd_table` overrides the recorded one (a slice
   // starts where exec and clone left each thread).
   thread_id thread(thread_id in, uint32_t fd_table = 0);
@@ -60,18 +74,23 @@ class trace_rewriter {
   // or was never finished (its maker gave up on an error), is removed: a transform leaves a
   // whole trace or none.
   [[nodiscard]] result<void> finish();
+  // A name a hook or a placed path could not write: finish() fails with it.
+  result<void> status() const { return status_; }
   ~trace_rewriter();
   trace_rewriter(trace_rewriter&&) noexcept = default;
-  trace_writer& writer() { return w_; }
+  trace_writer& writer() { return *w_; }
 
  private:
-  trace_rewriter(trace_reader& in, trace_writer w, rewrite_hooks hooks);
+  trace_rewriter(trace_reader& in, std::unique_ptr<trace_writer> owned, trace_writer& w,
+                 rewrite_hooks hooks, rewrite_placement placement);
   std::string name_of(path_id in, path_id parent, std::string_view name);
   void put(tree_entry e, path_id link);  // e.path already an output id
 
   trace_reader& in_;
-  trace_writer w_;
+  std::unique_ptr<trace_writer> owned_;  // null when the caller owns the writer (into)
+  trace_writer* w_;
   rewrite_hooks hooks_;
+  rewrite_placement placement_;
   std::vector<path_id> paths_;    // by input id; 0: not yet
   std::vector<file_id> files_;    // by input id
   std::vector<thread_id> threads_;  // by input id

@@ -16,6 +16,9 @@ class trace_builder {
  public:
   explicit trace_builder(const std::string& path)
       : w_(or_throw(trace_writer::create(path, header(), options()))) {}
+  // With a header of the test's own (host name, clock pair, ...).
+  trace_builder(const std::string& path, const header_info& h)
+      : w_(or_throw(trace_writer::create(path, h, options()))) {}
 
   // A recorded thread: `fd_table` identifies its fd table (threads sharing one share fds).
   thread_id thread(int32_t tid, int32_t pid, uint32_t fd_table) {
@@ -23,6 +26,14 @@ class trace_builder {
   }
   path_id path(const std::string& p) { return w_.intern_path(p); }
   file_id file(uint64_t ino, uint32_t type = S_IFREG) { return w_.intern_file({1, ino, 0, type}); }
+  void tree_symlink(const std::string& p, const std::string& target) {
+    tree_entry e;
+    e.path = w_.intern_path(p);
+    e.mode = S_IFLNK | 0777;
+    e.size = target.size();
+    e.target = w_.intern_string(target);
+    w_.add_tree_entry(e);
+  }
   string_id str(const std::string& s) { return w_.intern_string(s); }
 
   void tree_dir(const std::string& p, uint32_t mode = 0755) { tree(p, S_IFDIR | mode, 0); }
