@@ -13,6 +13,7 @@
 
 #include <catch2/catch.hpp>
 #include <flatbuffers/flatbuffers.h>
+#include <fmt/format.h>
 
 #include "container.h"
 #include "describe.h"
@@ -223,4 +224,31 @@ TEST_CASE("a block whose events come before the first time it claims is refused"
   write_payloads(dir / "t.trace", {bare_header(), events_block(3, 3, 0, 5'000'000'000)});
   CHECK(read_error(dir / "t.trace") ==
         dir / "t.trace" + ": block 0 at offset 108: an event before the block's first time");
+}
+
+TEST_CASE("a thread or file of a host the header does not list is refused") {
+  // Host indices (format 1.4) index the header's hosts; a trace of one host lists none.
+  const auto write = [](const std::string& path, size_t hosts, uint16_t thread_host,
+                        uint16_t file_host) {
+    header_info h = test::sample_header();
+    for (size_t k = 0; k < hosts; ++k) h.hosts.push_back({fmt::format("h{}", k)});
+    trace_writer w = or_throw(trace_writer::create(path, h));
+    thread_info t{7, 7, 1, w.intern_string("sh"), 1};
+    t.host = thread_host;
+    (void)w.add_thread(t);
+    (void)w.intern_file({1, 7, 0, S_IFREG, file_host});
+    or_throw(w.finish());
+  };
+  test::temp_dir dir;
+  write(dir / "two.trace", 2, 1, 1);
+  {
+    trace_reader r = or_throw(trace_reader::open(dir / "two.trace"));
+    CHECK(r.thread(1).host == 1);
+    CHECK(r.file(1) == file_info{1, 7, 0, S_IFREG, 1});
+    CHECK(read_error(dir / "two.trace") == "");
+  }
+  write(dir / "thread.trace", 0, 1, 0);
+  CHECK(read_error(dir / "thread.trace").ends_with(": thread 1 names an unknown host"));
+  write(dir / "file.trace", 2, 0, 2);
+  CHECK(read_error(dir / "file.trace").ends_with(": file 1 names an unknown host"));
 }
