@@ -49,6 +49,10 @@ command add_merge(CLI::App& app) {
             fmt::print("merge: {} traces, {} hosts: {} events, an initial tree of {} entries ({} "
                        "found by several traces, {} left to the trace that creates them) → {}\n",
                        o->files.size(), r.hosts, r.events, r.tree, r.joined, r.created, o->out);
+            if (r.differing_system)
+              fmt::print("  {} system files (/usr, /etc...) differed between hosts: replayed as the "
+                         "first host's\n",
+                         r.differing_system);
             for (size_t i = 0; i < o->files.size(); ++i)
               fmt::print("  {}: starts at {:.6f} s\n", o->files[i], r.offsets_ns[i] / 1e9);
             return 0;

@@ -154,16 +154,19 @@ nlohmann::json to_json(trace_reader& trace, const event& e) {
   j["comm"] = trace.string(t.comm);
   if (t.host_tid && t.host_tid != t.tid) j["host_tid"] = t.host_tid;
   if (t.host_pid && t.host_pid != t.pid) j["host_pid"] = t.host_pid;
-  if (!trace.header().hosts.empty()) j["host"] = t.host;
+  const bool hosts = !trace.header().hosts.empty();
+  if (hosts) j["host"] = t.host;
   if (f & F_PATH) path_json(trace, j, "path", e.path);
   if (f & F_PATH2) path_json(trace, j, "path2", e.path2);
   if (f & F_FILE && e.file != no_id) {
     const file_info& fi = trace.file(e.file);
     j["file"] = {{"dev", fi.dev}, {"ino", fi.ino}, {"gen", fi.gen}};
+    if (hosts) j["file"]["host"] = fi.host;
   }
   if (f & F_FILE2 && e.file2 != no_id) {
     const file_info& fi = trace.file(e.file2);
     j["file2"] = {{"dev", fi.dev}, {"ino", fi.ino}, {"gen", fi.gen}};
+    if (hosts) j["file2"]["host"] = fi.host;
   }
   if (f & F_OFFSET) j["offset"] = e.offset;
   if (f & F_OFFSET2) j["offset2"] = e.offset2;

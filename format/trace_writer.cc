@@ -244,7 +244,7 @@ void trace_writer::impl::write_header(const header_info& h) {
   }
   const auto hosts = h.hosts.empty() ? 0 : fbb.CreateVector(host_list);
   fb::HeaderBuilder b(fbb);
-  b.add_format_major(format_major);
+  b.add_format_major(h.hosts.empty() ? format_major : format_major_hosts);
   b.add_format_minor(format_minor);
   b.add_writer(writer);
   b.add_kind(static_cast<fb::TraceKind>(h.kind));

@@ -106,7 +106,8 @@ class minimizer {
         const event& e = events_[i];
         const thread_info& t = threads_[e.thread < threads_.size() ? e.thread : 0];
         uint64_t key = i;
-        if (level == 0) key = static_cast<uint64_t>(static_cast<uint32_t>(t.host_pid ? t.host_pid : t.pid));
+        if (level == 0)  // a process: (host, pid)
+          key = uint64_t{t.host} << 32 | static_cast<uint32_t>(t.host_pid ? t.host_pid : t.pid);
         if (level == 1) key = e.thread;
         if (level == 2)
           key = e.file ? uint64_t{1} << 40 | e.file

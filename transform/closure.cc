@@ -86,8 +86,13 @@ std::vector<bool> closure(trace_reader& trace, const std::vector<event>& events,
   needs need(trace);
   std::unordered_set<handle_id> handles;
   std::unordered_set<thread_id> threads_kept;
-  std::unordered_set<int32_t> tids_kept;
-  const auto tid_of = [&](thread_id t) { return t < threads.size() ? threads[t].tid : 0; };
+  std::unordered_set<uint64_t> tids_kept;  // (host, tid): a merged trace's hosts reuse tids
+  const auto tid_key = [](uint16_t host, int32_t tid) {
+    return uint64_t{host} << 32 | static_cast<uint32_t>(tid);
+  };
+  const auto tid_of = [&](thread_id t) {
+    return t < threads.size() ? tid_key(threads[t].host, threads[t].tid) : 0;
+  };
   const auto touches = [&](size_t i) {
     const event& e = events[i];
     return need.has_file(e.file) || need.has_file(e.file2) || need.has_path(e.path) ||
@@ -121,7 +126,8 @@ std::vector<bool> closure(trace_reader& trace, const std::vector<event>& events,
     const bool clone = e.kind == op::clone || e.kind == op::clone3 || e.kind == op::fork ||
                        e.kind == op::vfork;
     // a kept thread's exec and exit; a clone only of a child that is kept
-    keep[i] = clone ? e.result > 0 && tids_kept.count(static_cast<int32_t>(e.result))
+    const uint16_t host = e.thread < threads.size() ? threads[e.thread].host : 0;
+    keep[i] = clone ? e.result > 0 && tids_kept.count(tid_key(host, static_cast<int32_t>(e.result)))
                     : threads_kept.count(e.thread) > 0;
   }
   // What else an fd a kept event uses goes through: dup, close, fcntl of it.

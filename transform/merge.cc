@@ -14,48 +14,33 @@
 #include <optional>
 #include <queue>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "hash.h"
 #include "rewrite.h"
+#include "system_paths.h"
 
 namespace fsrr::transform {
 
 uint64_t clock_line::at(uint64_t t) const {
-  const int64_t v = offset + static_cast<int64_t>(t) + std::llround(static_cast<double>(t) * drift);
+  const int64_t v = offset + static_cast<int64_t>(t);
   return v < 0 ? 0 : static_cast<uint64_t>(v);
 }
 
 clock_line realtime_line(uint64_t base_mono, int64_t base_real,
                          const std::vector<std::pair<uint64_t, int64_t>>& pairs) {
-  // Points relative to the trace's own pair: small enough for doubles to hold them exactly.
-  std::vector<std::pair<double, double>> pts{{0.0, 0.0}};
-  for (const auto& [mono, real] : pairs)
-    pts.emplace_back(static_cast<double>(static_cast<int64_t>(mono - base_mono)),
-                     static_cast<double>(real - base_real));
-  double mx = 0, my = 0;
-  for (const auto& [x, y] : pts) mx += x, my += y;
-  mx /= static_cast<double>(pts.size());
-  my /= static_cast<double>(pts.size());
-  double sxx = 0, sxy = 0, lo = pts[0].first, hi = pts[0].first;
-  for (const auto& [x, y] : pts) {
-    sxx += (x - mx) * (x - mx);
-    sxy += (x - mx) * (y - my);
-    lo = std::min(lo, x), hi = std::max(hi, x);
-  }
+  // CLOCK_MONOTONIC and CLOCK_REALTIME run at one rate (NTP slews both); what moves their
+  // difference is a step of the realtime clock. The median difference stands for the trace,
+  // so that one pair taken across a step does not place it; the trace's own times stay as
+  // they were measured.
+  std::vector<int64_t> d{base_real - static_cast<int64_t>(base_mono)};
+  for (const auto& [mono, real] : pairs) d.push_back(real - static_cast<int64_t>(mono));
+  std::nth_element(d.begin(), d.begin() + static_cast<ptrdiff_t>((d.size() - 1) / 2), d.end());
   clock_line l;
-  l.offset = base_real;
-  // A slope needs pairs a second apart at least; one further than 0.1% from 1 is a clock that
-  // was set, not one that drifts: then the trace's own pair places it.
-  if (pts.size() >= 2 && hi - lo >= 1e9 && sxx > 0) {
-    const double rate = sxy / sxx;
-    if (std::abs(rate - 1.0) <= 1e-3) {
-      l.drift = rate - 1.0;
-      l.offset = base_real + std::llround(my - rate * mx);
-    }
-  }
+  l.offset = d[(d.size() - 1) / 2] + static_cast<int64_t>(base_mono);
   return l;
 }
 
@@ -134,10 +119,15 @@ struct input {
   std::unique_ptr<path_hasher> hash;
   std::unordered_map<uint64_t, uint32_t> tree_at;  // placed path hash -> tree index
   std::unordered_map<file_id, uint32_t> tree_file;  // file id of a tree entry -> tree index
-  std::vector<uint64_t> first_use, first_change;    // by tree index, output clock
-  std::unordered_map<uint64_t, created_path> created;  // paths it makes that its tree lacks
-  std::vector<bool> dropped;                            // by tree index
-  uint32_t max_fd_table = 0, max_link_group = 0;
+  // By tree index, on the output's clock: the first successful event on the entry (or on
+  // anything beneath it: a directory used through its children was there), the first that
+  // changed it.
+  std::vector<uint64_t> first_use, first_change;
+  // Paths it makes that its tree lacks: every create, in time order (a log made, rotated away
+  // and made again).
+  std::unordered_map<uint64_t, std::vector<created_path>> created;
+  std::vector<bool> dropped;  // by tree index
+  uint32_t max_fd_table = 0;
   uint16_t hosts = 1;
 };
 
@@ -181,12 +171,24 @@ result<void> scan(input& in) {
   in.dropped.assign(n, false);
   for (thread_id t = 1; t <= r.thread_count(); ++t)
     in.max_fd_table = std::max(in.max_fd_table, r.thread(t).fd_table);
+  std::vector<bool> walked(r.path_count() + 1, false);  // ancestors marked used already
   auto use = [&](uint32_t idx, uint64_t ts, bool change) {
     in.first_use[idx] = std::min(in.first_use[idx], ts);
     if (change) in.first_change[idx] = std::min(in.first_change[idx], ts);
   };
+  auto tree_index = [&](path_id p) -> std::optional<uint32_t> {
+    if (auto it = in.tree_at.find((*in.hash)(p)); it != in.tree_at.end()) return it->second;
+    return std::nullopt;
+  };
   auto by_path = [&](path_id p, uint64_t ts, bool change) {
-    if (auto it = in.tree_at.find((*in.hash)(p)); it != in.tree_at.end()) use(it->second, ts, change);
+    if (p == no_id || p >= walked.size()) return;
+    if (const auto idx = tree_index(p)) use(*idx, ts, change);
+    // events come in time order: an ancestor marked once keeps its first use
+    for (path_id q = p; q != no_id && !walked[q]; q = r.path(q).parent) {
+      walked[q] = true;
+      if (q != p)
+        if (const auto idx = tree_index(q)) use(*idx, ts, false);
+    }
   };
   auto by_file = [&](file_id f, uint64_t ts, bool change) {
     if (f == no_id) return;
@@ -194,33 +196,72 @@ result<void> scan(input& in) {
   };
   auto events = r.events();
   for (event e; events.next(e);) {
-    const uint64_t ts = in.clock.at(e.ts);
     const op_class cls = info(e.kind).cls;
+    if (cls == op_class::process && has(e.kind, F_AUX) && e.aux <= UINT32_MAX)
+      in.max_fd_table = std::max(in.max_fd_table, static_cast<uint32_t>(e.aux));
+    // a failed call shows no object (an open that found nothing, a stat of what is not yet)
+    if (e.result < 0) continue;
+    const uint64_t ts = in.clock.at(e.ts);
     const bool data_change = cls == op_class::write || cls == op_class::resize ||
                              cls == op_class::copy ||
                              (cls == op_class::open && (e.flags & O_TRUNC));
     const bool name_change = cls == op_class::name;
+    if (creates(e)) {
+      const uint64_t h = (*in.hash)(made_path(e));
+      if (h && !in.tree_at.count(h))
+        in.created[h].push_back({ts, has(e.kind, F_FILE) ? e.file : no_id});
+    } else if (has(e.kind, F_PATH) && has(e.kind, F_FILE) && e.file != no_id && !name_change) {
+      // the file a mkdir or symlink made, as the next look at its path shows it
+      if (auto it = in.created.find((*in.hash)(e.path));
+          it != in.created.end() && !it->second.back().file)
+        it->second.back().file = e.file;
+    }
     if (has(e.kind, F_PATH)) by_path(e.path, ts, name_change || data_change);
     if (has(e.kind, F_PATH2)) by_path(e.path2, ts, name_change);
     if (has(e.kind, F_FILE)) by_file(e.file, ts, data_change);
     if (has(e.kind, F_FILE2)) by_file(e.file2, ts, data_change);
-    if (cls == op_class::process && has(e.kind, F_AUX) && e.aux <= UINT32_MAX)
-      in.max_fd_table = std::max(in.max_fd_table, static_cast<uint32_t>(e.aux));
-    if (creates(e)) {
-      const uint64_t h = (*in.hash)(made_path(e));
-      if (h && !in.tree_at.count(h)) {
-        auto [it, added] = in.created.try_emplace(h);
-        if (added) it->second = {ts, has(e.kind, F_FILE) ? e.file : no_id};
-      }
-    } else if (has(e.kind, F_PATH) && has(e.kind, F_FILE) && e.file != no_id && e.result >= 0 &&
-               cls != op_class::name) {
-      // the file a mkdir or symlink made, as the next look at its path shows it
-      if (auto it = in.created.find((*in.hash)(e.path)); it != in.created.end() && !it->second.file)
-        it->second.file = e.file;
-    }
   }
   return events.status();
 }
+
+// Objects of all inputs that are one object of the output: (input, file id) and (input, hard
+// link group) nodes joined when one path of two inputs, one hard link group, or a create and
+// the file another input found are one.
+class object_classes {
+ public:
+  static uint64_t file_node(size_t input, file_id f) { return uint64_t{input} << 33 | f; }
+  static uint64_t group_node(size_t input, uint32_t g) {
+    return uint64_t{input} << 33 | uint64_t{1} << 32 | g;
+  }
+  uint64_t find(uint64_t x) {
+    auto it = parent_.find(x);
+    if (it == parent_.end()) return x;
+    uint64_t root = it->second;
+    while (true) {
+      auto up = parent_.find(root);
+      if (up == parent_.end() || up->second == root) break;
+      root = up->second;
+    }
+    // flatten the path walked
+    for (uint64_t y = x; y != root;) {
+      auto& p = parent_[y];
+      const uint64_t next = p;
+      p = root;
+      y = next;
+    }
+    return root;
+  }
+  void join(uint64_t a, uint64_t b) {
+    a = find(a), b = find(b);
+    if (a == b) return;
+    if (b < a) std::swap(a, b);  // the smaller node leads: the first input's, the first file
+    parent_[b] = a;
+    parent_.try_emplace(a, a);
+  }
+
+ private:
+  std::unordered_map<uint64_t, uint64_t> parent_;
+};
 
 const char* type_name(uint32_t mode) {
   return S_ISREG(mode)    ? "a file"
@@ -257,14 +298,6 @@ uint64_t random_seed() {
   return s;
 }
 
-// A file of one input that is a file of another in the output.
-struct file_alias {
-  size_t from_input;
-  file_id from;
-  size_t to_input;
-  file_id to;
-};
-
 }  // namespace
 
 result<merge_result> merge(const std::vector<trace_reader*>& inputs,
@@ -285,12 +318,23 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
     std::vector<std::string> own;  // a merged input's hosts' ids, or its own
     for (const host_info& x : h.hosts) own.push_back(x.trace_id);
     if (h.hosts.empty()) own.push_back(h.trace_id);
-    for (const std::string& id : own) {
-      if (id.empty()) continue;  // older than format 1.3: no id to tell
+    for (std::string id : own) {
+      // older than format 1.3, no id: the header tells a recording from another as well
+      const bool fingerprint = id.empty();
+      if (fingerprint) {
+        std::string cmd;
+        for (const auto& c : h.command) cmd += c + '\0';
+        id = fmt::format("{}|{}|{}|{}", h.hostname, h.clock_monotonic_ns, h.clock_realtime_ns, cmd);
+      }
       auto [it, added] = ids.try_emplace(id, i);
       if (!added)
-        return failure("{} and {} hold the same recording (trace id {}): a trace merges once",
-                       in[it->second].name, in[i].name, id);
+        return fingerprint ? failure("{} and {} hold the same recording (the same host, start and "
+                                     "command; traces older than format 1.3 carry no trace id): a "
+                                     "trace merges once",
+                                     in[it->second].name, in[i].name)
+                           : failure("{} and {} hold the same recording (trace id {}): a trace "
+                                     "merges once",
+                                     in[it->second].name, in[i].name, id);
     }
     if (h.key_id != in[0].r->header().key_id)
       return failure(
@@ -317,7 +361,7 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
   // roots (chroots, containers) are roots of their own.
   uint32_t out_roots = 1;
   size_t host_base = 0;
-  uint32_t fd_base = 0, group_base = 0;
+  uint32_t fd_base = 0;
   const uint64_t seed = random_seed();
   for (input& x : in) {
     x.place.roots = {1};
@@ -332,49 +376,71 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
     for (const tree_entry& e : tree) {
       x.tree_at.emplace((*x.hash)(e.path), idx);
       if (e.file != no_id) x.tree_file.emplace(e.file, idx);
-      x.max_link_group = std::max(x.max_link_group, e.link_group);
       ++idx;
     }
     if (auto s = scan(x); !s) return tl::unexpected(s.error());
-    x.place.fd_table_base = fd_base;
-    x.place.link_group_base = group_base;
-    if (fd_base + uint64_t{x.max_fd_table} > UINT32_MAX ||
-        group_base + uint64_t{x.max_link_group} > UINT32_MAX)
-      return failure("merge: the traces hold more fd tables or hard-link groups than one can");
+    x.place.fd_table_base = fd_base;  // link groups are numbered anew below
+    if (fd_base + uint64_t{x.max_fd_table} > UINT32_MAX)
+      return failure("merge: the traces hold more fd tables than one trace can");
     fd_base += x.max_fd_table;
-    group_base += x.max_link_group;
   }
 
-  // The initial trees united on the merged clock.
+  // The initial trees united on the merged clock. First: an entry of a path another input
+  // created before this one first used it is that create's file (the latest such create: a log
+  // rotated away and made again), left to the create.
   merge_result res;
-  std::vector<file_alias> aliases;
-  std::unordered_map<uint64_t, std::vector<std::pair<uint32_t, uint32_t>>> shared;
-  for (size_t i = 0; i < in.size(); ++i)
-    for (const auto& [h, idx] : in[i].tree_at) {
-      // created by another input before this one first used it: that input's file
-      bool made = false;
-      for (size_t k = 0; k < in.size() && !made; ++k) {
+  object_classes objects;
+  for (size_t i = 0; i < in.size(); ++i) {
+    uint32_t idx = 0;
+    for (const tree_entry& e : in[i].r->tree()) {
+      const uint32_t at = idx++;
+      if (e.link_group)  // hard links of one input are one object
+        objects.join(object_classes::group_node(i, e.link_group),
+                     e.file ? object_classes::file_node(i, e.file)
+                            : object_classes::group_node(i, e.link_group));
+      const auto h = (*in[i].hash)(e.path);
+      const uint64_t used = in[i].first_use[at];
+      std::optional<std::pair<size_t, created_path>> made;
+      for (size_t k = 0; k < in.size(); ++k) {
         if (k == i) continue;
         const auto c = in[k].created.find(h);
-        if (c == in[k].created.end() || c->second.ts > plus_slack(in[i].first_use[idx])) continue;
-        made = true;
-        in[i].dropped[idx] = true;
-        ++res.created;
-        const tree_entry e = in[i].r->tree()[idx];
-        if (e.file && c->second.file) aliases.push_back({i, e.file, k, c->second.file});
+        if (c == in[k].created.end()) continue;
+        // strictly before: a path this input used and removed may be made again later
+        auto before = std::lower_bound(
+            c->second.begin(), c->second.end(), used,
+            [](const created_path& x, uint64_t t) { return x.ts < t; });
+        if (before == c->second.begin()) continue;
+        --before;
+        if (!made || before->ts > made->second.ts) made = std::pair{k, *before};
       }
-      if (!made) shared[h].emplace_back(static_cast<uint32_t>(i), idx);
+      if (!made) continue;
+      in[i].dropped[at] = true;
+      ++res.created;
+      if (e.file && made->second.file)
+        objects.join(object_classes::file_node(i, e.file),
+                     object_classes::file_node(made->first, made->second.file));
     }
-  for (auto& [h, members] : shared) {
-    if (members.size() < 2) continue;
-    // the entry of the input that used the path first stands for all
-    auto first = [&](const std::pair<uint32_t, uint32_t>& m) {
-      return std::pair{in[m.first].first_use[m.second], m.first};
-    };
-    std::sort(members.begin(), members.end(),
-              [&](const auto& a, const auto& b) { return first(a) < first(b); });
+  }
+  // Then: a path several inputs found is one entry and one object, the one the input that used
+  // it first saw, if their states agree or an event of another input explains the difference.
+  std::unordered_map<uint64_t, std::vector<std::pair<uint32_t, uint32_t>>> shared;
+  for (size_t i = 0; i < in.size(); ++i)
+    for (const auto& [h, idx] : in[i].tree_at)
+      if (!in[i].dropped[idx]) shared[h].emplace_back(static_cast<uint32_t>(i), idx);
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> groups;  // the paths of several
+  for (auto& [h, members] : shared)
+    if (members.size() >= 2) groups.push_back(std::move(members));
+  shared.clear();
+  // the same order whatever the hash seed: by the first member
+  std::sort(groups.begin(), groups.end());
+  for (auto& members : groups) {
+    std::sort(members.begin(), members.end(), [&](const auto& a, const auto& b) {
+      return std::pair{in[a.first].first_use[a.second], a.first} <
+             std::pair{in[b.first].first_use[b.second], b.first};
+    });
     const auto [ki, kidx] = members[0];
     const tree_entry keep = in[ki].r->tree()[kidx];
+    const std::string where = in[ki].r->placed_path(keep.path);
     for (size_t m = 1; m < members.size(); ++m) {
       const auto [mi, midx] = members[m];
       const tree_entry e = in[mi].r->tree()[midx];
@@ -384,19 +450,28 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
         for (const auto& [xi, xidx] : members)
           if (xi != mi && in[xi].first_change[xidx] < plus_slack(in[mi].first_use[midx]))
             explained = true;
+        if (!explained && is_system_path(where)) {
+          // each host's own /usr, /etc: replayed as the first one's, counted
+          ++res.differing_system;
+          explained = true;
+        }
         if (!explained)
           return failure(
               "merge: {}: two states at once: {} in {}, {} in {}, and no event in the traces "
               "makes the one the other",
-              in[ki].r->placed_path(keep.path), state_text(*in[ki].r, keep), host_label(in[ki]),
-              state_text(*in[mi].r, e), host_label(in[mi]));
+              where, state_text(*in[ki].r, keep), host_label(in[ki]), state_text(*in[mi].r, e),
+              host_label(in[mi]));
       }
       in[mi].dropped[midx] = true;
       ++res.joined;
-      if (e.file && keep.file) aliases.push_back({mi, e.file, ki, keep.file});
+      if (e.file && keep.file)
+        objects.join(object_classes::file_node(mi, e.file), object_classes::file_node(ki, keep.file));
+      if (e.link_group && keep.link_group)
+        objects.join(object_classes::group_node(mi, e.link_group),
+                     object_classes::group_node(ki, keep.link_group));
     }
   }
-  shared.clear();
+  groups.clear();
 
   // The output.
   header_info h;
@@ -460,20 +535,48 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
   std::vector<trace_rewriter> maps;
   maps.reserve(in.size());
   for (input& x : in) maps.push_back(trace_rewriter::into(*x.r, w, x.place));
-  for (const file_alias& a : aliases) maps[a.from_input].alias_file(a.from, maps[a.to_input].file(a.to));
-
-  for (size_t i = 0; i < in.size(); ++i) {
-    uint32_t idx = 0;
-    for (const tree_entry& e : in[i].r->tree()) {
-      if (!in[i].dropped[idx++]) {
+  // One output file an object, every other file of its class an alias of it: the file a create
+  // made, else the file of a kept tree entry, else any, each in input and then time or tree
+  // order (the same ids whatever the hash seed). One hard link group an object, numbered anew.
+  std::unordered_map<uint64_t, std::pair<size_t, file_id>> class_file;
+  std::unordered_map<uint64_t, uint32_t> class_group;
+  auto file_of_class = [&](size_t i, file_id f) {
+    const uint64_t c = objects.find(object_classes::file_node(i, f));
+    auto [it, added] = class_file.try_emplace(c, i, f);
+    if (!added && it->second != std::pair{i, f})
+      maps[i].alias_file(f, maps[it->second.first].file(it->second.second));
+  };
+  {
+    std::vector<std::tuple<size_t, uint64_t, file_id>> made;
+    for (size_t i = 0; i < in.size(); ++i)
+      for (const auto& [h, creates] : in[i].created)
+        for (const created_path& c : creates)
+          if (c.file) made.emplace_back(i, c.ts, c.file);
+    std::sort(made.begin(), made.end());
+    for (const auto& [i, ts, f] : made) file_of_class(i, f);
+  }
+  for (bool kept : {true, false})
+    for (size_t i = 0; i < in.size(); ++i) {
+      uint32_t idx = 0;
+      for (tree_entry e : in[i].r->tree()) {
+        if (in[i].dropped[idx++] == kept) continue;
+        if (e.file) file_of_class(i, e.file);
+        if (!kept) continue;
+        if (e.link_group) {
+          const uint64_t c = objects.find(e.file ? object_classes::file_node(i, e.file)
+                                                 : object_classes::group_node(i, e.link_group));
+          e.link_group =
+              class_group.try_emplace(c, static_cast<uint32_t>(class_group.size() + 1))
+                  .first->second;
+        }
         maps[i].add_tree_entry(e);
         ++res.tree;
       }
     }
-    // what the input no longer needs before the events: they are read once more
-    in[i].tree_at = {};
-    in[i].tree_file = {};
-    in[i].created = {};
+  for (input& x : in) {  // what is no longer needed before the events: they are read once more
+    x.tree_at = {};
+    x.tree_file = {};
+    x.created = {};
   }
 
   // Events, merged by their time on the one clock (ties: input order).

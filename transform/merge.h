@@ -4,9 +4,9 @@
 // - Hosts. Each input is a host of the output (header_info::hosts, in input order; an input
 //   that is itself merged brings its hosts along): its threads and files carry their host's
 //   index, so that pids, tids, fd tables, devices and inodes that two hosts both use stay apart.
-// - One clock. An input's trace time t is put at its realtime: the line through its clock
-//   calibration pairs (the header's and those the recorder wrote as it went; a slope within
-//   0.1% of 1, else 1), so that the output's time 0 is the earliest input's start.
+// - One clock. An input's trace time t is put at its realtime, by the median difference of its
+//   clock calibration pairs (the header's and those the recorder wrote as it went), so that the
+//   output's time 0 is the earliest input's start.
 // - One namespace. Paths stay as recorded: /a/b of two hosts is one path (a shared mount), and
 //   the initial trees are united on the merged clock: a path two inputs found already there is
 //   one entry, the one the earlier user of it saw, and one file (their file ids are joined);
@@ -34,6 +34,7 @@ struct merge_result {
   uint64_t tree = 0;      // entries of the output's initial tree
   uint64_t joined = 0;    // entries two or more inputs had: one entry, one file
   uint64_t created = 0;   // entries an input had that another input creates: left to its events
+  uint64_t differing_system = 0;  // /usr, /etc... entries the hosts saw differently: the first's
   size_t hosts = 0;
   std::vector<uint64_t> offsets_ns;  // by input: where its time 0 falls on the output's clock
 };
@@ -43,15 +44,13 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
                            const std::vector<std::string>& names, const std::string& out,
                            const merge_options& o);
 
-// Where trace time `t` of a trace falls on another clock: `offset` + t, plus the drift its
-// calibration pairs show (rate - 1 of t). Exposed for tests.
+// Where trace time `t` of a trace falls on another clock: `offset` + t. Exposed for tests.
 struct clock_line {
-  int64_t offset = 0;   // ns
-  double drift = 0.0;   // rate - 1, within ±0.001
+  int64_t offset = 0;  // ns
   uint64_t at(uint64_t t) const;
 };
-// The line of realtime over trace time through (monotonic, realtime) pairs, the first being the
-// trace's own at time 0 (`base_mono`): offset is the realtime at trace time 0.
+// A trace's time 0 on CLOCK_REALTIME, from its (monotonic, realtime) calibration pairs, the
+// first being its own at time 0 (`base_mono`, `base_real`): the median of their differences.
 clock_line realtime_line(uint64_t base_mono, int64_t base_real,
                          const std::vector<std::pair<uint64_t, int64_t>>& pairs);
 
