@@ -34,9 +34,17 @@ void execute(const work_item& w, const dep_list* deps, op_runner& runner, thread
     if (due) issued = wait_until(due, clock.options().spin_ns, s.stop);
   }
   if (deps && deps->size() && !deps->reached()) {
+    // Another process's op: the link (peers.h) polls for its word while someone waits.
+    const bool remote = deps->waits_remote();
+    if (remote) {
+      ++stats.remote_waits;
+      s.remote_waiters.fetch_add(1, std::memory_order_relaxed);
+    }
     // In a timed replay the op waited for was due earlier and ends any moment: a thread woken
     // from a futex would be tens of microseconds late.
     deps->wait(s.stop, clock.timed() ? clock.options().spin_ns : 0);
+    if (remote) s.remote_waiters.fetch_sub(1, std::memory_order_relaxed);
+    if (s.stop.load(std::memory_order_relaxed)) return;  // never ahead of what it waited for
     if (due) issued = monotonic_ns();
   }
   if (due && issued_op(w.ev.kind)) stats.lateness.record(issued > due ? issued - due : 0);
@@ -62,7 +70,8 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
       flow_(r, false),
       paths_(r, t, o.path_generation),
       clock_(o.timing, 0),
-      lanes_(r.thread_count() + 1) {
+      lanes_(r.thread_count() + 1),
+      peers_(o.peers) {
   shared_.trace = &r;
   shared_.strict = o.strict;
   shared_.issue_all = o.issue_all;
@@ -190,15 +199,28 @@ replay_stats dispatcher::run() {
   raise_fd_limit();
   // The wall time includes reading the first events: decoding is part of a replay's cost.
   // The schedule's clock starts later, at the first op, so decoding makes no op late.
-  const uint64_t wall_start = monotonic_ns();
+  uint64_t wall_start = monotonic_ns();
   auto events = reader_.events();
   event e;
   const bool any = next(events, e);
-  const bool single = reader_.thread_count() <= 1;
+  // One recorded thread, issued elsewhere: its ops are settled here as another's.
+  const bool single = reader_.thread_count() <= 1 && (!peers_ || peers_->issues(1));
   std::unique_ptr<op_batches> ahead;
   if (any && single && settle_ahead_possible(opt_)) ahead = std::make_unique<op_batches>();
   clock_ = schedule_clock(opt_.timing, any ? e.ts : 0);
-  clock_.start(monotonic_ns());
+  if (opt_.start_at) {
+    const uint64_t at = opt_.start_at();
+    if (peers_) peers_->begin(shared_);
+    // Spun for the last 200 us: the instant is every process's, and a wake-up from a sleep
+    // alone would come tens of microseconds late.
+    const uint64_t started = wait_until(at, 200'000, shared_.stop);
+    total_.started_ns = started;
+    wall_start = started;
+    clock_.start(at);
+  } else {
+    if (peers_) peers_->begin(shared_);
+    clock_.start(monotonic_ns());
+  }
   // The timeline's 0 too: its slices are then the recorded time's, whatever the first
   // decoding and allocations took (25 ms once on a busy machine, which moved an op a slice).
   shared_.start_tick = latency_clock::get().now();
@@ -211,6 +233,8 @@ replay_stats dispatcher::run() {
       run_lanes(events, e);
   }
   total_.wall_ns = monotonic_ns() - wall_start;
+  // The others may still wait for this process's word (or it for theirs) until all are done.
+  if (peers_) peers_->end();
   total_.flow = flow_.stats();
   shared_.handles.close_all();
   total_.stopped = shared_.stop_reason();

@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "data_source.h"
+#include "peers.h"
 #include "privilege.h"
 #include "report.h"
 #include "schedule.h"
@@ -47,6 +48,13 @@ struct engine_options {
   std::function<void(const engine_progress&)> progress;
   // Set from elsewhere (a signal handler) to stop the replay; the report says "interrupted".
   const std::atomic<bool>* cancel = nullptr;
+  // A replay shared with other processes (peers.h): the ops of threads it does not issue are
+  // settled here too, for the fd tables, the data flow and the ordering, and not issued.
+  replay_peers* peers = nullptr;
+  // Called once on the calling thread before the first op: the CLOCK_MONOTONIC instant the
+  // replay starts at, which the engine waits for (processes that replay one trace together
+  // start at one instant). Unset: at once.
+  std::function<uint64_t()> start_at;
 };
 
 // Replays the trace's events on `target` (the initial tree is already prepared). A stop

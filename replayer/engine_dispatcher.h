@@ -108,14 +108,20 @@ struct lane {
   struct queued {
     work_item w;
     dep_list deps;  // the ops of other lanes it waits for
+    uint64_t watchers = 0;  // other processes to tell when it is done (peers.h)
   };
   int32_t tid = 0;
+  thread_id id = no_id;
   lane_queue<queued> q;
   uint32_t done_seen = 0;  // dispatcher's last look at q.done
   bool running = false;
   std::atomic<bool> exited{false};
   std::thread thread;
   replay_stats stats;
+  // A thread another process issues (peers.h): no queue and no replay thread here, only its
+  // ops' numbering, as its owner's queue numbers them, and the owner's progress.
+  progress_counter* remote = nullptr;
+  uint32_t remote_tail = 0;
 };
 
 // A single recorded thread's ops, settled a batch at a time by a helper thread while the
@@ -154,6 +160,7 @@ class dispatcher {
   void settle_ahead(trace_reader::event_stream& events, op_batches& b);
   void run_lanes(trace_reader::event_stream& events, event e);
   void dispatch_all(trace_reader::event_stream& events, event e, uint64_t* keys);
+  void settle_remote(lane& l, const event& e, uint64_t* keys);
   void hold_back(const event& e);
   lane& lane_for(thread_id t);
   lane::queued& reserve(lane& l, bool obey_stop);
@@ -190,6 +197,9 @@ class dispatcher {
     uint32_t count;
   };
   std::deque<pending_recycle> recycle_;
+  replay_peers* peers_ = nullptr;
+  work_item remote_item_;  // a remote op, settled and not issued
+  dep_list remote_deps_;   // what it waits for: its owner's business
   static const std::atomic<bool> never_;
 };
 

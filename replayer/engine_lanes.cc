@@ -25,16 +25,22 @@ void dispatcher::dispatch_all(trace_reader::event_stream& events, event e, uint6
   do {
     if (faithful) hold_back(e);
     lane& l = lane_for(e.thread);
-    if (!l.running) start(l);
-    lane::queued& q = reserve(l, true);
-    if (shared_.stop.load(std::memory_order_relaxed)) break;
-    prepare(q.w, e);
-    q.deps.clear();
-    const uint32_t index = l.q.tail();
-    order_.add(&l.q.done, index, e.ts, e.ts + e.dur, {keys, order_keys(q.w, keys)}, q.deps);
-    for (const handle_id h : q.w.fx.released) recycle_.push_back({h, &l.q.done, index + 1});
-    push(l);
-    if (e.kind == op::exit) finish(l);
+    if (l.remote) {
+      settle_remote(l, e, keys);
+    } else {
+      if (!l.running) start(l);
+      lane::queued& q = reserve(l, true);
+      if (shared_.stop.load(std::memory_order_relaxed)) break;
+      prepare(q.w, e);
+      q.deps.clear();
+      const uint32_t index = l.q.tail();
+      const size_t n = order_keys(q.w, keys);
+      order_.add(&l.q.done, index, e.ts, e.ts + e.dur, {keys, n}, q.deps);
+      q.watchers = peers_ ? peers_->watchers({keys, n}) : 0;
+      for (const handle_id h : q.w.fx.released) recycle_.push_back({h, &l.q.done, index + 1});
+      push(l);
+      if (e.kind == op::exit) finish(l);
+    }
     if ((seq_ & 255) == 0) {
       recycle();
       reap(false);
@@ -44,13 +50,36 @@ void dispatcher::dispatch_all(trace_reader::event_stream& events, event e, uint6
   } while (next(events, e));
 }
 
+// An op another process issues: its fd-table and data-flow side settled as everywhere, its
+// place in the ordering of the keys local threads share with it, numbered as its owner's queue
+// numbers it. Its open file descriptions are its owner's alone (mpi/rank_plan.h keeps the
+// processes that share one together), so its handle keys stay out of the ordering here and the
+// handles it drops are free again at once: no op here ever used them.
+void dispatcher::settle_remote(lane& l, const event& e, uint64_t* keys) {
+  work_item& w = remote_item_;
+  prepare(w, e);
+  size_t n = order_keys(w, keys);
+  n = static_cast<size_t>(std::remove_if(keys, keys + n, [&](uint64_t k) {
+                            return !peers_->touched_here(k & ~order_marks);
+                          }) -
+                          keys);
+  const uint32_t index = l.remote_tail++;
+  if (n) {
+    remote_deps_.clear();
+    order_.add(l.remote, index, e.ts, e.ts + e.dur, {keys, n}, remote_deps_);
+  }
+  for (const handle_id h : w.fx.released) fds_.recycle(h);
+  if (e.kind == op::exit) ++l.remote_tail;  // the end mark its owner queues after an exit
+}
+
 // Between two ops, every op that may refer to the current path generation is queued: it is
 // freed once each lane has finished the ops it holds now.
 void dispatcher::retire_paths() {
   if (!paths_.full()) return paths_.collect();
   std::vector<dependency> until;
   for (const auto& l : lanes_)
-    if (l && !l->q.done.reached(l->q.tail())) until.push_back({&l->q.done, l->q.tail()});
+    if (l && !l->remote && !l->q.done.reached(l->q.tail()))
+      until.push_back({&l->q.done, l->q.tail()});
   paths_.retire(std::move(until));
 }
 
@@ -59,7 +88,11 @@ lane& dispatcher::lane_for(thread_id t) {
   if (!lanes_[t]) {
     lanes_[t] = std::make_unique<lane>();
     lanes_[t]->tid = reader_.thread(t).tid;
-    ++total_.threads;
+    lanes_[t]->id = t;
+    if (peers_ && !peers_->issues(t))
+      lanes_[t]->remote = &peers_->remote_progress(t);
+    else
+      ++total_.threads;
   }
   return *lanes_[t];
 }
@@ -93,7 +126,9 @@ void dispatcher::lane_loop(lane& l, lane_queue<lane::queued>::cursor at) {
       }
       execute(q.w, &q.deps, runner, sched, clock_, l.stats, shared_);
       runner.release(q.w);
+      const uint64_t watchers = q.watchers;
       l.q.finished(at);
+      if (watchers) peers_->finished(l.id, at.at, watchers);
     }
   }
   l.exited.store(true, std::memory_order_release);

@@ -143,6 +143,7 @@ struct replay_shared {
   handle_table handles;
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> namespace_gen{0};  // bumped when a directory may have moved or gone
+  std::atomic<uint32_t> remote_waiters{0};  // replay threads waiting for another process's op
   uint64_t start_tick = 0;                 // latency_clock at the replay's start: the timeline's 0
   std::span<uint8_t> sink;                 // where reads land; contents never looked at
   trace_reader* trace = nullptr;           // names for reports (its tables are read-only)

@@ -95,6 +95,12 @@ bool dep_list::reached() const {
   return true;
 }
 
+bool dep_list::waits_remote() const {
+  for (size_t i = 0; i < size(); ++i)
+    if ((*this)[i].lane->remote && !(*this)[i].lane->reached((*this)[i].count)) return true;
+  return false;
+}
+
 void dep_list::wait(const std::atomic<bool>& stop, uint64_t spin_ns) const {
   for (size_t i = 0; i < size(); ++i) (*this)[i].lane->wait((*this)[i].count, stop, spin_ns);
 }

@@ -24,6 +24,7 @@ struct alignas(64) progress_counter {
   // for the n-th next op costs one wake-up, not n.
   mutable std::atomic<uint64_t> wake_at{unarmed};
   static constexpr uint64_t unarmed = uint64_t{1} << 63;
+  bool remote = false;  // advanced by a message from another process (peers.h)
 
   void advance(uint32_t n = 1);
   bool reached(uint32_t target) const {
@@ -51,6 +52,8 @@ class dep_list {
   size_t size() const { return n_ + more_.size(); }
   const dependency& operator[](size_t i) const { return i < n_ ? inline_[i] : more_[i - n_]; }
   bool reached() const;
+  // One of the ops not yet reached is another process's (a remote lane's).
+  bool waits_remote() const;
   void wait(const std::atomic<bool>& stop, uint64_t spin_ns = 0) const;
 
  private:

@@ -17,7 +17,7 @@ result<replay_outcome> run_replay(trace_reader& trace, const replay_options& opt
   auto opened = target_root::open(options.target, options.maps);
   if (!opened) return tl::unexpected(opened.error());
   const target_root& target = *opened;
-  if (!options.force && !target.empty())
+  if (!options.force && !options.tree_prepared && !target.empty())
     return failure("target {} is not empty (use --force to replay into it anyway)", options.target);
   std::optional<data_source> own;
   const data_source& data = options.source ? *options.source : own.emplace(options.data);
@@ -39,11 +39,14 @@ result<replay_outcome> run_replay(trace_reader& trace, const replay_options& opt
     popt.progress = [&](uint64_t done, uint64_t total) {
       progress.update(fmt::format("prepare: {}/{} entries", done, total), done, total);
     };
-  auto prepared = prepare_tree(trace, target, data, popt);
-  if (!prepared) return tl::unexpected(prepared.error());
-  rep.prepare = *prepared;
+  if (!options.tree_prepared) {
+    auto prepared = prepare_tree(trace, target, data, popt);
+    if (!prepared) return tl::unexpected(prepared.error());
+    rep.prepare = *prepared;
+  }
   progress.clear();
   if (options.between) options.between();
+  if (options.after_prepare) FSRR_TRY(options.after_prepare());
 
   if (trace.summary().events > 0) {
     engine_options eo;
@@ -53,6 +56,8 @@ result<replay_outcome> run_replay(trace_reader& trace, const replay_options& opt
     eo.issue_all = options.issue_all;
     eo.privilege = options.privilege;
     eo.cancel = options.cancel;
+    eo.peers = options.peers;
+    eo.start_at = options.start_at;
     if (options.progress)
       eo.progress = [&](const engine_progress& p) {
         progress.update(fmt::format("replay: {}/{} events", p.events_done, p.events_total),
@@ -61,6 +66,7 @@ result<replay_outcome> run_replay(trace_reader& trace, const replay_options& opt
     rep.replay = replay_events(trace, target, data, eo);
     progress.clear();
   } else {
+    if (options.start_at) options.start_at();
     // A tree-only trace: building the tree is the whole job, and what the report measures.
     rep.replay.wall_ns = rep.prepare.wall_ns;
     rep.replay.bytes_written = rep.prepare.bytes;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "data_source.h"
+#include "peers.h"
 #include "prepare.h"
 #include "report.h"
 #include "target.h"
@@ -36,6 +37,14 @@ struct replay_options {
   const data_source* source = nullptr;
   std::optional<data_source::ratios> ratios;
   std::vector<std::string> in_place;  // prepare_options::in_place
+  // A replay shared by several processes (mpi/): one of them built the initial tree, the
+  // others find it there (no emptiness check, no prepare); every one calls `after_prepare`
+  // (an error ends the replay before its first op), then replays its share (engine.h's
+  // peers and start_at, the latter called even when the trace has no events).
+  bool tree_prepared = false;
+  std::function<result<void>()> after_prepare;
+  replay_peers* peers = nullptr;
+  std::function<uint64_t()> start_at;
 };
 
 struct replay_outcome {

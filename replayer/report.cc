@@ -39,6 +39,28 @@ uint64_t latency_histogram::percentile(double q) const {
   return max_;
 }
 
+nlohmann::json latency_histogram::to_wire() const {
+  nlohmann::json b = nlohmann::json::array();
+  for (size_t i = 0; i < counts_.size(); ++i)
+    if (counts_[i]) b.push_back({i, counts_[i]});
+  return {{"b", std::move(b)}, {"max", max_}, {"sum", sum_}};
+}
+
+latency_histogram latency_histogram::from_wire(const nlohmann::json& j) {
+  latency_histogram h;
+  for (const auto& b : j.at("b")) {
+    const auto i = b.at(0).get<size_t>();
+    const auto n = b.at(1).get<uint64_t>();
+    if (i >= bucket_count || n == 0) continue;
+    if (h.counts_.empty()) h.counts_.resize(bucket_count);
+    h.counts_[i] += n;
+    h.count_ += n;
+  }
+  h.max_ = j.at("max").get<uint64_t>();
+  h.sum_ = j.at("sum").get<uint64_t>();
+  return h;
+}
+
 void op_stats::merge(const op_stats& o) {
   count += o.count;
   errors += o.errors;
@@ -75,6 +97,8 @@ void replay_stats::merge(const replay_stats& o, size_t max_listed) {
     timeline[i].bytes_written += o.timeline[i].bytes_written;
   }
   if (stopped.empty()) stopped = o.stopped;
+  remote_waits += o.remote_waits;
+  if (!started_ns) started_ns = o.started_ns;
 }
 
 double mib_per_s(uint64_t bytes, uint64_t wall_ns) {
@@ -196,6 +220,24 @@ std::string report_json(const replay_report& r) {
   j["timeline"] = std::move(timeline);
   j["stopped"] = s.stopped.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.stopped);
   j["data_flow"] = flow_json(s.flow);
+  if (!r.ranks.empty()) {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const rank_report& k : r.ranks) {
+      nlohmann::json row = {{"rank", k.rank},
+                            {"host", k.host},
+                            {"idle", k.idle},
+                            {"events", k.events},
+                            {"threads", k.threads},
+                            {"wall_ns", k.wall_ns},
+                            {"clock_offset_ns", k.clock_offset_ns},
+                            {"dependency_waits", k.remote_waits}};
+      if (s.timed) row["lateness_ns"] = quantiles(k.lateness);
+      ranks.push_back(std::move(row));
+    }
+    j["ranks"] = std::move(ranks);
+    j["start_skew_ns"] = r.start_skew_ns;
+    j["dependency_waits"] = s.remote_waits;
+  }
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);  // paths are bytes
 }
 
@@ -293,6 +335,23 @@ std::string report_table(const replay_report& r) {
                               name(static_cast<env_cause>(c)));
     t += fmt::format("differences: {} (results of where it ran, not mismatches: {})\n",
                      s.differences, causes);
+  }
+  if (!r.ranks.empty()) {
+    t += fmt::format("\n{} ranks, start skew {} us, {} waits for another rank's op\n",
+                     r.ranks.size(), us(static_cast<uint64_t>(std::max<int64_t>(r.start_skew_ns, 0))),
+                     s.remote_waits);
+    t += fmt::format("{:<6}{:<20}{:>10}{:>8}{:>10}{:>12}{:>8}", "rank", "host", "events",
+                     "threads", "wall s", "offset us", "waits");
+    t += s.timed ? fmt::format("{:>9}{:>9}{:>9}\n", "late p50", "p99", "max") : "\n";
+    for (const rank_report& k : r.ranks) {
+      t += fmt::format("{:<6}{:<20}{:>10}{:>8}{:>10.3f}{:>12.1f}{:>8}", k.rank, k.host, k.events,
+                       k.threads, static_cast<double>(k.wall_ns) / 1e9,
+                       static_cast<double>(k.clock_offset_ns) / 1e3, k.remote_waits);
+      if (s.timed)
+        t += fmt::format("{:>9}{:>9}{:>9}", us(k.lateness.percentile(0.5)),
+                         us(k.lateness.percentile(0.99)), us(k.lateness.max()));
+      t += k.idle ? "  idle: no process of the trace\n" : "\n";
+    }
   }
   t += fmt::format("mismatches: {}\n", s.mismatches);
   for (const mismatch& m : s.first_mismatches)

@@ -35,6 +35,9 @@ class latency_histogram {
   uint64_t sum() const { return sum_; }
   // The smallest bucket edge at or above the q-quantile (0 < q <= 1), never above max().
   uint64_t percentile(double q) const;
+  // As data another process can merge: [[bucket, count]...], max, sum (mpi/stats_wire.h).
+  nlohmann::json to_wire() const;
+  static latency_histogram from_wire(const nlohmann::json& j);
 
  private:
   static constexpr int sub_bits = 5;
@@ -98,8 +101,25 @@ struct replay_stats {
   latency_histogram lateness;  // issue time minus due time, timed modes
   std::vector<timeline_slice> timeline;  // by start time, from the replay's start
   std::string stopped;         // why the replay ended early; empty if it ran to the end
+  // A replay shared by several processes (peers.h): ops that waited for another process's op,
+  // and the CLOCK_MONOTONIC instant this process started at (0: not shared).
+  uint64_t remote_waits = 0;
+  uint64_t started_ns = 0;
   flow_stats flow;             // where the written bytes came from (the whole replay's)
   void merge(const replay_stats& o, size_t max_listed);
+};
+
+// One MPI rank's part of a replay shared by several (mpi/).
+struct rank_report {
+  int rank = 0;
+  std::string host;
+  bool idle = false;  // no recorded process was its to replay
+  uint64_t events = 0;
+  uint32_t threads = 0;
+  uint64_t wall_ns = 0;
+  int64_t clock_offset_ns = 0;  // its CLOCK_MONOTONIC minus rank 0's
+  latency_histogram lateness;   // timed modes
+  uint64_t remote_waits = 0;    // ops that waited for another rank's op
 };
 
 struct replay_report {
@@ -113,6 +133,8 @@ struct replay_report {
   uint64_t nonfile_ops = 0;  // ops on pipes, sockets, ttys the recorder counted
   prepare_result prepare;
   replay_stats replay;
+  std::vector<rank_report> ranks;  // an MPI replay's ranks; empty otherwise
+  int64_t start_skew_ns = 0;       // the spread of the ranks' start instants, on rank 0's clock
 };
 
 // Bytes by origin, and through pipes and sockets: "data_flow" in the report and in info.
