@@ -1,0 +1,110 @@
+#include "stats_wire.h"
+
+#include <nlohmann/json.hpp>
+
+namespace fsrr::mpi {
+
+using nlohmann::json;
+
+std::vector<uint8_t> to_wire(const rank_result& r) {
+  const replay_stats& s = r.stats;
+  json ops = json::array();
+  for (size_t i = 0; i < op_count; ++i) {
+    const op_stats& o = s.ops[i];
+    if (!o.count && !o.errors && !o.mismatches && !o.differences && !o.latency.count() &&
+        !o.recorded.count() && o.errnos.empty())
+      continue;
+    json errnos = json::array();
+    for (const auto& [e, n] : o.errnos) errnos.push_back({e, n});
+    ops.push_back({{"op", i},
+                   {"count", o.count},
+                   {"errors", o.errors},
+                   {"mismatches", o.mismatches},
+                   {"differences", o.differences},
+                   {"latency", o.latency.to_wire()},
+                   {"recorded", o.recorded.to_wire()},
+                   {"errnos", std::move(errnos)}});
+  }
+  json first = json::array();
+  for (const mismatch& m : s.first_mismatches)
+    first.push_back({m.seq, m.tid, static_cast<size_t>(m.kind), m.path, m.recorded, m.replayed});
+  json timeline = json::array();
+  for (const timeline_slice& t : s.timeline)
+    timeline.push_back({t.ops, t.bytes_read, t.bytes_written});
+  const json j = {{"rank", r.rank},
+                  {"host", r.host},
+                  {"idle", r.idle},
+                  {"offset", r.clock_offset_ns},
+                  {"wall_ns", s.wall_ns},
+                  {"events", s.events},
+                  {"threads", s.threads},
+                  {"ops", std::move(ops)},
+                  {"skipped", s.skipped},
+                  {"unreplayable", s.unreplayable},
+                  {"bytes_read", s.bytes_read},
+                  {"bytes_written", s.bytes_written},
+                  {"files", s.files},
+                  {"mismatches", s.mismatches},
+                  {"differences", s.differences},
+                  {"by_cause", s.by_cause},
+                  {"first", std::move(first)},
+                  {"timed", s.timed},
+                  {"lateness", s.lateness.to_wire()},
+                  {"timeline", std::move(timeline)},
+                  {"stopped", s.stopped},
+                  {"remote_waits", s.remote_waits},
+                  {"started_ns", s.started_ns}};
+  return json::to_cbor(j);
+}
+
+result<rank_result> from_wire(const std::vector<uint8_t>& bytes) {
+  try {
+    const json j = json::from_cbor(bytes);
+    rank_result r;
+    r.rank = j.at("rank");
+    r.host = j.at("host");
+    r.idle = j.at("idle");
+    r.clock_offset_ns = j.at("offset");
+    replay_stats& s = r.stats;
+    s.wall_ns = j.at("wall_ns");
+    s.events = j.at("events");
+    s.threads = j.at("threads");
+    for (const json& o : j.at("ops")) {
+      const auto i = o.at("op").get<size_t>();
+      if (i >= op_count) return failure("a rank's report names op {}, which is unknown", i);
+      op_stats& x = s.ops[i];
+      x.count = o.at("count");
+      x.errors = o.at("errors");
+      x.mismatches = o.at("mismatches");
+      x.differences = o.at("differences");
+      x.latency = latency_histogram::from_wire(o.at("latency"));
+      x.recorded = latency_histogram::from_wire(o.at("recorded"));
+      for (const json& e : o.at("errnos")) x.errnos[e.at(0).get<int>()] = e.at(1);
+    }
+    s.skipped = j.at("skipped");
+    s.unreplayable = j.at("unreplayable");
+    s.bytes_read = j.at("bytes_read");
+    s.bytes_written = j.at("bytes_written");
+    s.files = j.at("files");
+    s.mismatches = j.at("mismatches");
+    s.differences = j.at("differences");
+    s.by_cause = j.at("by_cause");
+    for (const json& m : j.at("first")) {
+      const auto k = m.at(2).get<size_t>();
+      if (k >= op_count) continue;
+      s.first_mismatches.push_back({m.at(0), m.at(1), static_cast<op>(k), m.at(3), m.at(4),
+                                    m.at(5)});
+    }
+    s.timed = j.at("timed");
+    s.lateness = latency_histogram::from_wire(j.at("lateness"));
+    for (const json& t : j.at("timeline")) s.timeline.push_back({t.at(0), t.at(1), t.at(2)});
+    s.stopped = j.at("stopped");
+    s.remote_waits = j.at("remote_waits");
+    s.started_ns = j.at("started_ns");
+    return r;
+  } catch (const json::exception& e) {
+    return failure("a rank's report does not read: {}", e.what());
+  }
+}
+
+}  // namespace fsrr::mpi
