@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#ifdef FSRR_HAVE_MPI
+#include "mpi_replay.h"
+#endif
 #include "replay.h"
 #include "trace_error.h"
 #include "trace_reader.h"
@@ -19,6 +22,7 @@ command add_replay(CLI::App& app) {
     uint64_t seed = 0;
     replay_options r;
     bool no_progress = false;
+    bool mpi = false;
   };
   auto o = std::make_shared<opts>();
   auto* sub = app.add_subcommand(
@@ -62,20 +66,33 @@ command add_replay(CLI::App& app) {
                 "Build the initial tree even where the target lacks the free space or inodes "
                 "it needs (a compressing file system may fit it)");
   sub->add_flag("--no-progress", o->no_progress, "No progress line on a terminal");
+  sub->add_flag("--mpi", o->mpi,
+                "Run as one rank of `mpirun -n N fsrr replay --mpi ...`: the ranks share the "
+                "trace's processes, over one TARGET every rank sees (a shared mount); rank 0 "
+                "builds the tree, prints the summary and writes --report");
   return {sub, [o] {
             replay_options opt = o->r;
             opt.target = o->target;
             for (const auto& m : o->maps) opt.maps.push_back(or_throw(parse_map(m)));
             opt.data = or_throw(data_spec::parse(o->data, o->dedupe, o->seed));
             opt.progress = !o->no_progress;
-            opt.cancel = &stop_on_signals();
-            trace_reader trace = or_throw(trace_reader::open(o->file));
             if (!o->report.empty()) {
               struct stat a, b;
               if (::stat(o->report.c_str(), &a) == 0 && ::stat(o->file.c_str(), &b) == 0 &&
                   a.st_dev == b.st_dev && a.st_ino == b.st_ino)
                 throw trace_error("--report names the trace file itself");
             }
+            if (o->mpi) {
+#ifdef FSRR_HAVE_MPI
+              opt.cancel = &stop_on_signals();
+              return mpi::replay(o->file, opt, o->report);
+#else
+              throw status_error(2, "--mpi: this fsrr was built without MPI (cmake -DFSRR_MPI=ON, "
+                                    "with libopenmpi-dev installed)");
+#endif
+            }
+            opt.cancel = &stop_on_signals();
+            trace_reader trace = or_throw(trace_reader::open(o->file));
             replay_outcome r = or_throw(run_replay(trace, opt));
             r.report.trace = o->file;
             fmt::print("{}", format_outcome(r));

@@ -14,6 +14,8 @@ packages=(
   # workloads and file systems the tests and benchmarks use
   e2fsprogs xfsprogs btrfs-progs rsync strace attr tar coreutils util-linux zstd bc python3
   duperemove fio
+  # fsrr replay --mpi and its tests (mpirun)
+  openmpi-bin libopenmpi-dev
   # compare's page: the chart library it inlines, and the browser its test opens it in
   libjs-chart.js chromium
 )

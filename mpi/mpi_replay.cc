@@ -1,0 +1,410 @@
+#include "mpi_replay.h"
+
+#include <mpi.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "rank_link.h"
+#include "rank_plan.h"
+#include "schedule.h"
+#include "stats_wire.h"
+#include "trace_reader.h"
+
+namespace fsrr::mpi {
+namespace {
+
+struct peer {
+  char host[64] = {};
+  int32_t pid = 0;
+};
+
+struct failed {
+  int rank;
+  std::string why;
+};
+
+// Every rank says whether its step went well; a failure anywhere ends the job on every rank,
+// with the lowest failing rank's message.
+std::optional<failed> agree(MPI_Comm comm, int rank, const result<void>& step) {
+  const int mine = step ? INT_MAX : rank;
+  int first = INT_MAX;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == INT_MAX) return std::nullopt;
+  std::string why = rank == first ? step.error().message : std::string();
+  int len = static_cast<int>(why.size());
+  MPI_Bcast(&len, 1, MPI_INT, first, comm);
+  why.resize(static_cast<size_t>(len));
+  MPI_Bcast(why.data(), len, MPI_CHAR, first, comm);
+  return failed{first, why};
+}
+
+// Watches the ranks on this host with pidfds: one that ends before the job does (kill -9, a
+// crash) is named at once by the lowest surviving rank here, and every survivor exits 1 —
+// nothing of the job is left waiting on a peer that will never answer (mpirun would tear the
+// job down too, but silently). A rank that leaves on purpose (this watcher's own exit, an
+// MPI_Abort) first marks itself in memory the ranks of a host share, so that the others do not
+// take it for one that died: only the rank that really died is named, and only once.
+class peer_watch {
+ public:
+  // Collective.
+  peer_watch(MPI_Comm comm, int rank, const std::vector<peer>& peers) : rank_(rank), peers_(peers) {
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    int node_rank = 0;
+    MPI_Comm_rank(node, &node_rank);
+    const MPI_Aint bytes = node_rank == 0 ? static_cast<MPI_Aint>(peers.size()) : 0;
+    void* base = nullptr;
+    if (MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, node, &base, &win_) == MPI_SUCCESS) {
+      MPI_Aint size = 0;
+      int unit = 1;
+      MPI_Win_shared_query(win_, 0, &size, &unit, &base);
+      if (size >= static_cast<MPI_Aint>(peers.size())) leaving_ = static_cast<uint8_t*>(base);
+      if (leaving_ && node_rank == 0) std::fill(leaving_, leaving_ + peers.size(), 0);
+    }
+    MPI_Barrier(node);
+    MPI_Comm_free(&node);
+    for (size_t r = 0; r < peers.size(); ++r) {
+      if (static_cast<int>(r) == rank || std::string(peers[r].host) != peers[rank].host) continue;
+      const int fd = static_cast<int>(::syscall(SYS_pidfd_open, peers[r].pid, 0));
+      if (fd >= 0) watched_.push_back({static_cast<int>(r), fd});
+    }
+    if (!watched_.empty()) thread_ = std::thread(&peer_watch::run, this);
+  }
+  ~peer_watch() { stop(); }
+  // Collective (the shared memory is freed).
+  void stop() {
+    quit_.store(true);
+    if (thread_.joinable()) thread_.join();
+    for (const auto& w : watched_) ::close(w.fd);
+    watched_.clear();
+    if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+    leaving_ = nullptr;
+  }
+  void phase(const char* p) { phase_.store(p); }
+  // This rank goes on purpose: not a death for the others to report.
+  void leaving() { mark(rank_); }
+
+ private:
+  struct watched {
+    int rank, fd;
+  };
+  void mark(int r) {
+    if (leaving_) __atomic_store_n(&leaving_[r], uint8_t{1}, __ATOMIC_SEQ_CST);
+  }
+  bool left(int r) const { return leaving_ && __atomic_load_n(&leaving_[r], __ATOMIC_SEQ_CST); }
+  void run() {
+    std::vector<pollfd> fds;
+    for (const auto& w : watched_) fds.push_back({w.fd, POLLIN, 0});
+    while (!quit_.load()) {
+      if (::poll(fds.data(), fds.size(), 100) <= 0) continue;
+      if (quit_.load()) return;
+      int dead = -1;
+      for (size_t i = 0; i < fds.size(); ++i) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP))) continue;
+        fds[i].fd = -1;  // poll no more
+        if (!left(watched_[i].rank) && (dead < 0 || watched_[i].rank < dead))
+          dead = watched_[i].rank;
+      }
+      if (dead < 0) continue;  // gone on purpose: its own line, if any, is said
+      // The lowest rank here that did not die speaks; the others only go.
+      int speaker = rank_;
+      for (const auto& w : watched_)
+        if (w.rank < speaker && w.rank != dead && !dead_or_gone_unmarked(w)) speaker = w.rank;
+      mark(rank_);
+      if (speaker == rank_) {
+        std::fflush(stdout);
+        fmt::print(stderr, "fsrr: rank {}: ended {} without a word (pid {} on {}: killed or "
+                           "crashed)\n",
+                   dead, phase_.load(), peers_[static_cast<size_t>(dead)].pid,
+                   peers_[static_cast<size_t>(dead)].host);
+        std::fflush(stderr);
+      }
+      ::_exit(1);
+    }
+  }
+  // A rank that is gone without marking itself: dead too, it cannot speak.
+  bool dead_or_gone_unmarked(const watched& w) const {
+    pollfd p{w.fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0 && !left(w.rank);
+  }
+  int rank_;
+  std::vector<peer> peers_;
+  std::vector<watched> watched_;
+  std::thread thread_;
+  std::atomic<bool> quit_{false};
+  std::atomic<const char*> phase_{"before the replay"};
+  MPI_Win win_ = MPI_WIN_NULL;
+  uint8_t* leaving_ = nullptr;  // by rank, in memory the ranks of this host share
+};
+
+// Each rank's CLOCK_MONOTONIC minus rank 0's, from the ping-pong round with the shortest
+// round trip (its error is at most half that trip), then a start instant on rank 0's clock a
+// little ahead, translated to each rank's. Collective.
+uint64_t common_start(MPI_Comm comm, int rank, int size, int64_t& offset) {
+  constexpr int rounds = 16;
+  constexpr uint64_t ahead_ns = 50'000'000;  // the last rank learns it well before it is due
+  offset = 0;
+  if (rank == 0) {
+    for (int r = 1; r < size; ++r) {
+      uint64_t best_rtt = UINT64_MAX;
+      int64_t best = 0;
+      for (int i = 0; i < rounds; ++i) {
+        const uint64_t t0 = monotonic_ns();
+        uint64_t theirs = 0;
+        MPI_Send(&t0, 1, MPI_UINT64_T, r, 10, comm);
+        MPI_Recv(&theirs, 1, MPI_UINT64_T, r, 11, comm, MPI_STATUS_IGNORE);
+        const uint64_t t1 = monotonic_ns();
+        if (t1 - t0 < best_rtt) {
+          best_rtt = t1 - t0;
+          best = static_cast<int64_t>(theirs) - static_cast<int64_t>(t0 + (t1 - t0) / 2);
+        }
+      }
+      MPI_Send(&best, 1, MPI_INT64_T, r, 12, comm);
+    }
+  } else {
+    for (int i = 0; i < rounds; ++i) {
+      uint64_t t0 = 0;
+      MPI_Recv(&t0, 1, MPI_UINT64_T, 0, 10, comm, MPI_STATUS_IGNORE);
+      const uint64_t now = monotonic_ns();
+      MPI_Send(&now, 1, MPI_UINT64_T, 0, 11, comm);
+    }
+    MPI_Recv(&offset, 1, MPI_INT64_T, 0, 12, comm, MPI_STATUS_IGNORE);
+  }
+  uint64_t start = rank == 0 ? monotonic_ns() + ahead_ns : 0;
+  MPI_Bcast(&start, 1, MPI_UINT64_T, 0, comm);
+  return static_cast<uint64_t>(static_cast<int64_t>(start) + offset);
+}
+
+// Every rank's bytes to rank 0 (empty elsewhere).
+std::vector<std::vector<uint8_t>> gather(MPI_Comm comm, int rank, int size,
+                                         const std::vector<uint8_t>& mine) {
+  int len = static_cast<int>(mine.size());
+  std::vector<int> lens(static_cast<size_t>(size)), at(static_cast<size_t>(size));
+  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm);
+  std::vector<uint8_t> all;
+  if (rank == 0) {
+    size_t total = 0;
+    for (int r = 0; r < size; ++r) {
+      at[static_cast<size_t>(r)] = static_cast<int>(total);
+      total += static_cast<size_t>(lens[static_cast<size_t>(r)]);
+    }
+    all.resize(total);
+  }
+  MPI_Gatherv(mine.data(), len, MPI_BYTE, all.data(), lens.data(), at.data(), MPI_BYTE, 0, comm);
+  std::vector<std::vector<uint8_t>> out;
+  if (rank == 0)
+    for (int r = 0; r < size; ++r) {
+      const auto b = all.begin() + at[static_cast<size_t>(r)];
+      out.emplace_back(b, b + lens[static_cast<size_t>(r)]);
+    }
+  return out;
+}
+
+std::string host_name() {
+  char h[64] = {};
+  ::gethostname(h, sizeof h - 1);
+  return h;
+}
+
+// The job on one rank, between MPI_Init and the end: its exit status.
+int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay_options options,
+        const std::string& report, peer_watch& watch) {
+  auto say_failed = [&](const failed& f) {
+    if (rank == 0) {
+      std::fflush(stdout);
+      fmt::print(stderr, "fsrr: rank {}: {}\n", f.rank, f.why);
+    }
+    return 1;
+  };
+  // Every rank reads the trace and works out the plan; a trace one rank cannot read stops all.
+  std::optional<trace_reader> trace;
+  std::optional<rank_plan> plan;
+  result<void> step = [&]() -> result<void> {
+    auto t = trace_reader::open(trace_path);
+    if (!t) return tl::unexpected(t.error());
+    trace.emplace(std::move(*t));
+    auto p = rank_plan::make(*trace, size);
+    if (!p) return tl::unexpected(p.error());
+    plan.emplace(std::move(*p));
+    return {};
+  }();
+  if (auto f = agree(comm, rank, step)) return say_failed(*f);
+
+  const rank_share& mine = plan->share(rank);
+  const bool idle = mine.threads == 0;
+  if (idle) {
+    uint32_t groups = 0;
+    for (int r = 0; r < size; ++r) groups += plan->share(r).groups;
+    fmt::print(stderr, "rank {}: idle: the trace's {} process group{} went to other ranks\n", rank,
+               groups, groups == 1 ? "" : "s");
+  }
+
+  rank_link link(comm, rank, *plan, trace->thread_count());
+  int64_t offset = 0;
+  options.progress = false;  // N progress lines on one terminal help nobody
+  options.tree_prepared = rank != 0;
+  options.peers = &link;
+  // The tree is one shared namespace: rank 0 alone builds it, the others wait here until it is
+  // whole (each building it, or a share of it, would race over the same names and directories).
+  bool agreed = false;
+  options.after_prepare = [&]() -> result<void> {
+    agreed = true;
+    if (auto f = agree(comm, rank, {})) return failure("rank {}: {}", f->rank, f->why);
+    watch.phase("during the replay");
+    return {};
+  };
+  options.start_at = [&] { return common_start(comm, rank, size, offset); };
+  auto outcome = run_replay(*trace, options);
+  if (!outcome) {
+    // Failed before the tree was whole: the ranks agree on who failed first (the others wait
+    // in after_prepare's agreement). Or that agreement said a rank failed: "rank N: cause".
+    if (!agreed) return say_failed(*agree(comm, rank, tl::unexpected(outcome.error())));
+    if (rank == 0) {
+      std::fflush(stdout);
+      fmt::print(stderr, "fsrr: {}\n", outcome.error().message);
+    }
+    return 1;
+  }
+  watch.phase("after the replay");
+
+  rank_result me;
+  me.rank = rank;
+  me.host = host_name();
+  me.idle = idle;
+  me.clock_offset_ns = offset;
+  me.stats = outcome->report.replay;
+  me.stats.first_mismatches.resize(std::min<size_t>(me.stats.first_mismatches.size(), 10));
+  // What stopped this rank, if it stopped on its own: rank 0 names the first such.
+  std::string own = link.own_stop();
+  if (own.empty() && outcome->report.prepare.errors)
+    own = fmt::format("prepare: {} errors", outcome->report.prepare.errors);
+  me.stats.stopped = own;
+  const auto all = gather(comm, rank, size, to_wire(me));
+  int status = 0;
+  if (rank == 0) {
+    replay_outcome& out = *outcome;
+    replay_report& rep = out.report;
+    rep.trace = trace_path;
+    const flow_stats flow = rep.replay.flow;  // every rank models the whole data flow
+    replay_stats total;
+    total.timed = rep.replay.timed;
+    std::optional<failed> first_failure;
+    uint64_t first_start = UINT64_MAX, last_start = 0;
+    for (const auto& bytes : all) {
+      auto r = from_wire(bytes);
+      if (!r) {
+        first_failure = failed{0, r.error().message};
+        continue;
+      }
+      replay_stats& s = r->stats;
+      if (!s.stopped.empty() && !first_failure) first_failure = failed{r->rank, s.stopped};
+      rank_report row;
+      row.rank = r->rank;
+      row.host = r->host;
+      row.idle = r->idle;
+      row.events = s.events;
+      row.threads = s.threads;
+      row.wall_ns = s.wall_ns;
+      row.clock_offset_ns = r->clock_offset_ns;
+      row.lateness = s.lateness;
+      row.remote_waits = s.remote_waits;
+      rep.ranks.push_back(row);
+      // The start instants as measured, on rank 0's clock.
+      if (s.started_ns) {
+        const auto at = static_cast<uint64_t>(static_cast<int64_t>(s.started_ns) - r->clock_offset_ns);
+        first_start = std::min(first_start, at);
+        last_start = std::max(last_start, at);
+      }
+      const uint64_t wall = s.wall_ns;
+      s.stopped.clear();
+      total.merge(s, options.strict ? 1 : 10);
+      total.threads += s.threads;
+      total.wall_ns = std::max(total.wall_ns, wall);
+    }
+    total.flow = flow;
+    total.stopped = first_failure ? fmt::format("rank {}: {}", first_failure->rank,
+                                                first_failure->why)
+                                  : std::string();
+    rep.start_skew_ns = first_start <= last_start ? static_cast<int64_t>(last_start - first_start) : 0;
+    rep.replay = std::move(total);
+    fmt::print("{}", format_outcome(out));
+    std::fflush(stdout);
+    if (!report.empty())
+      if (auto w = write_report_json(rep, report); !w) {
+        fmt::print(stderr, "fsrr: rank 0: {}\n", w.error().message);
+        status = 1;
+      }
+    if (first_failure) {
+      fmt::print(stderr, "fsrr: rank {}: {}\n", first_failure->rank, first_failure->why);
+      status = 1;
+    }
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  return status;
+}
+
+}  // namespace
+
+int replay(const std::string& trace_path, replay_options options, const std::string& report) {
+  int provided = 0;
+  // The link thread makes the only MPI calls while the replay runs, the calling thread the
+  // others: serialized would do, multiple is asked for so that no library lock is skipped.
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+    fmt::print(stderr, "fsrr: MPI_Init failed: run under mpirun\n");
+    return 1;
+  }
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (provided < MPI_THREAD_SERIALIZED) {
+    if (rank == 0)
+      fmt::print(stderr, "fsrr: rank 0: this MPI library gives no thread support (needs "
+                         "MPI_THREAD_SERIALIZED)\n");
+    MPI_Finalize();
+    return 1;
+  }
+  peer me;
+  std::snprintf(me.host, sizeof me.host, "%s", host_name().c_str());
+  me.pid = static_cast<int32_t>(::getpid());
+  std::vector<peer> peers(static_cast<size_t>(size));
+  MPI_Allgather(&me, sizeof me, MPI_BYTE, peers.data(), sizeof me, MPI_BYTE, comm);
+  int status = 1;
+  {
+    peer_watch watch(comm, rank, peers);
+    try {
+      status = job(comm, rank, size, trace_path, std::move(options), report, watch);
+    } catch (const std::exception& e) {
+      // Past the point where the ranks can agree: this rank cannot go on, and the others
+      // would wait for it forever. MPI_Abort ends them all; the line says why.
+      std::fflush(stdout);
+      fmt::print(stderr, "fsrr: rank {}: {}\n", rank, e.what());
+      std::fflush(stderr);
+      watch.leaving();
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    // A rank that leaves must not look dead to a peer still watching: everyone stops watching
+    // before anyone goes.
+    MPI_Barrier(comm);
+    watch.leaving();
+    watch.stop();
+    MPI_Barrier(comm);
+  }
+  MPI_Comm_free(&comm);
+  MPI_Finalize();
+  return status;
+}
+
+}  // namespace fsrr::mpi
