@@ -282,6 +282,7 @@ int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay
   me.host = host_name();
   me.idle = idle;
   me.clock_offset_ns = offset;
+  me.recorded_hosts = mine.hosts;
   me.stats = outcome->report.replay;
   me.stats.first_mismatches.resize(std::min<size_t>(me.stats.first_mismatches.size(), 10));
   // What stopped this rank, if it stopped on its own: rank 0 names the first such.
@@ -318,6 +319,7 @@ int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay
       row.clock_offset_ns = r->clock_offset_ns;
       row.lateness = s.lateness;
       row.remote_waits = s.remote_waits;
+      row.recorded_hosts = r->recorded_hosts;
       rep.ranks.push_back(row);
       // The start instants as measured, on rank 0's clock.
       if (s.started_ns) {

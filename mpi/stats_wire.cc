@@ -35,6 +35,7 @@ std::vector<uint8_t> to_wire(const rank_result& r) {
                   {"host", r.host},
                   {"idle", r.idle},
                   {"offset", r.clock_offset_ns},
+                  {"recorded_hosts", r.recorded_hosts},
                   {"wall_ns", s.wall_ns},
                   {"events", s.events},
                   {"threads", s.threads},
@@ -65,6 +66,7 @@ result<rank_result> from_wire(const std::vector<uint8_t>& bytes) {
     r.host = j.at("host");
     r.idle = j.at("idle");
     r.clock_offset_ns = j.at("offset");
+    r.recorded_hosts = j.at("recorded_hosts").get<std::vector<uint16_t>>();
     replay_stats& s = r.stats;
     s.wall_ns = j.at("wall_ns");
     s.events = j.at("events");

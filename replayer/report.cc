@@ -230,7 +230,8 @@ std::string report_json(const replay_report& r) {
                             {"threads", k.threads},
                             {"wall_ns", k.wall_ns},
                             {"clock_offset_ns", k.clock_offset_ns},
-                            {"dependency_waits", k.remote_waits}};
+                            {"dependency_waits", k.remote_waits},
+                            {"recorded_hosts", k.recorded_hosts}};
       if (s.timed) row["lateness_ns"] = quantiles(k.lateness);
       ranks.push_back(std::move(row));
     }

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -228,6 +230,56 @@ TEST_CASE("four ranks replay writers that share a log and a file one creates and
   check_same_totals(single.report, r.report);
   CHECK(verify(work, trace, ext4.path()) == 0);
   INFO(slurp(work / "verify.log"));
+}
+
+TEST_CASE("four ranks replay a merged trace of two recordings made at once: each rank one host's, "
+          "0 mismatches, verified, the totals of one process",
+          "[mpi]") {
+  if (!can_run_mpi()) return;
+  fsrr::test::temp_dir work("/dev/shm");
+  const std::string shared = work / "shared";
+  REQUIRE(run(fmt::format("mkdir -p {0} && : >{0}/log", shared)) == 0);
+  // Host a: three writers append to the shared log, then a makes a file; host b, 1.5 s later
+  // (it does not poll for a's file: a merged trace replays such polls with mismatches on main
+  // today), appends with three writers of its own and renames what a made.
+  const std::string host_a = fmt::format(
+      "for i in 1 2 3; do (for k in $(seq 20); do echo \"a$i $k\" >>{0}/log; done) & done; "
+      "wait; echo hello >{0}/from-a",
+      shared);
+  const std::string host_b = fmt::format(
+      "sleep 1.5; "
+      "for i in 1 2 3; do (for k in $(seq 20); do echo \"b$i $k\" >>{0}/log; done) & done; "
+      "wait; mv {0}/from-a {0}/renamed-by-b",
+      shared);
+  const std::string a = work / "a.trace", b = work / "b.trace", ab = work / "ab.trace";
+  REQUIRE(run(fmt::format("({0} record -o {1} -- sh -c '{2}' >{3} 2>&1 &"
+                          " {0} record -o {4} -- sh -c '{5}' >{6} 2>&1; wait)",
+                          FSRR_BIN, a, host_a, work / "a.log", b, host_b, work / "b.log")) == 0);
+  INFO(slurp(work / "a.log") + slurp(work / "b.log"));
+  REQUIRE(run(fmt::format("{} merge {} {} -o {} >{} 2>&1", FSRR_BIN, a, b, ab,
+                          work / "merge.log")) == 0);
+  fsrr::test::temp_dir single_target("/dev/shm");
+  const replayed single = replay(work, ab, single_target.path(), "single", 0);
+  INFO(single.out << single.err);
+  REQUIRE(single.status == 0);
+  REQUIRE(single.report["mismatches"] == 0);
+
+  fsrr::test::temp_dir target("/dev/shm");
+  const replayed r = replay(work, ab, target.path(), "merged", 4);
+  check_four_ranks(r);
+  check_same_totals(single.report, r.report);
+  std::set<int> hosts;
+  for (const json& row : r.report["ranks"]) {
+    INFO(row.dump());
+    REQUIRE(row["recorded_hosts"].size() == 1);  // a host's processes, never two hosts'
+    hosts.insert(row["recorded_hosts"][0].get<int>());
+  }
+  CHECK(hosts == std::set<int>{0, 1});
+  CHECK(verify(work, ab, target.path()) == 0);
+  INFO(slurp(work / "verify.log"));
+  struct stat renamed {};
+  CHECK(::stat((target.path() + shared + "/renamed-by-b").c_str(), &renamed) == 0);
+  CHECK(renamed.st_size == 6);
 }
 
 TEST_CASE("more ranks than processes: the idle ranks say so and the replay is whole", "[mpi]") {

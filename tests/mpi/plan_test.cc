@@ -134,3 +134,55 @@ TEST_CASE("a file the processes of two ranks append to is watched by both, each 
   const uint64_t handle_key = order_key(order_kind::handle, 1);
   CHECK(p.watchers(std::span(&handle_key, 1), ra) == 0);  // open files are never shared
 }
+
+TEST_CASE("a merged trace's hosts are shared out whole first, then each host's processes over "
+          "its ranks, and the same pid on two hosts is two processes") {
+  test::temp_dir dir;
+  const std::string trace = dir / "t.trace";
+  {
+    header_info h;
+    h.writer = "test";
+    h.hosts.resize(2);
+    h.hosts[0].name = "alpha";
+    h.hosts[1].name = "beta";
+    test::trace_builder b(trace, h);
+    b.tree_dir("/d");
+    auto thread = [&](int32_t pid, uint16_t host, uint32_t table) {
+      thread_info t{pid, pid, 1, b.str("test"), table};
+      t.host = host;
+      return b.writer().add_thread(t);
+    };
+    const thread_id a10 = thread(10, 0, 1), a11 = thread(11, 0, 2), b10 = thread(10, 1, 3),
+                    b12 = thread(12, 1, 4);
+    appends(b, a10, "/d/a10", 30);
+    appends(b, a11, "/d/a11", 10);
+    appends(b, b10, "/d/b10", 20);
+    appends(b, b12, "/d/b12", 20);
+    b.finish();
+  }
+  SECTION("two ranks: a host each") {
+    const mpi::rank_plan p = plan(trace, 2);
+    CHECK(p.rank_of(1) == 0);
+    CHECK(p.rank_of(2) == 0);
+    CHECK(p.rank_of(3) == 1);
+    CHECK(p.rank_of(4) == 1);
+    CHECK(p.share(0).hosts == std::vector<uint16_t>{0});
+    CHECK(p.share(1).hosts == std::vector<uint16_t>{1});
+    CHECK(p.share(1).processes == 2);  // pid 10 of beta is not alpha's pid 10
+  }
+  SECTION("four ranks: two a host, its processes balanced over them") {
+    const mpi::rank_plan p = plan(trace, 4);
+    CHECK(p.rank_of(1) == 0);
+    CHECK(p.rank_of(2) == 1);
+    CHECK(p.rank_of(3) == 2);
+    CHECK(p.rank_of(4) == 3);
+  }
+  SECTION("three ranks: the spare rank goes to the first of two equal hosts") {
+    const mpi::rank_plan p = plan(trace, 3);
+    CHECK(p.rank_of(1) == 0);
+    CHECK(p.rank_of(2) == 1);
+    CHECK(p.rank_of(3) == 2);
+    CHECK(p.rank_of(4) == 2);
+    CHECK(p.share(2).hosts == std::vector<uint16_t>{1});
+  }
+}

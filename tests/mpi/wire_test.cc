@@ -12,6 +12,7 @@ TEST_CASE("a rank's stats come back from the wire as they went, latencies and mi
   r.rank = 3;
   r.host = "node07";
   r.clock_offset_ns = -1234;
+  r.recorded_hosts = {0, 2};
   replay_stats& s = r.stats;
   s.wall_ns = 5'000'000;
   s.events = 42;
@@ -39,6 +40,7 @@ TEST_CASE("a rank's stats come back from the wire as they went, latencies and mi
   CHECK(back.rank == 3);
   CHECK(back.host == "node07");
   CHECK(back.clock_offset_ns == -1234);
+  CHECK(back.recorded_hosts == std::vector<uint16_t>{0, 2});
   const replay_stats& b = back.stats;
   CHECK(b.wall_ns == s.wall_ns);
   CHECK(b.events == 42);
