@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -123,8 +124,9 @@ class peer_watch {
       mark(rank_);
       if (speaker == rank_) {
         std::fflush(stdout);
-        fmt::print(stderr, "fsrr: rank {}: ended {} without a word (pid {} on {}: killed or "
-                           "crashed)\n",
+        fmt::print(stderr,
+                   "fsrr: rank {}: ended {} without a word (pid {} on {}: killed or "
+                   "crashed)\n",
                    dead, phase_.load(), peers_[static_cast<size_t>(dead)].pid,
                    peers_[static_cast<size_t>(dead)].host);
         std::fflush(stderr);
@@ -216,9 +218,14 @@ std::string host_name() {
   return h;
 }
 
+int usable_cpus() {
+  cpu_set_t cpus;
+  return ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+}
+
 // The job on one rank, between MPI_Init and the end: its exit status.
 int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay_options options,
-        const std::string& report, peer_watch& watch) {
+        const std::string& report, peer_watch& watch, int ranks_here) {
   auto say_failed = [&](const failed& f) {
     if (rank == 0) {
       std::fflush(stdout);
@@ -249,6 +256,14 @@ int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay
                groups, groups == 1 ? "" : "s");
   }
 
+  // mpirun binds each rank to one core by default (up to 2 ranks): a rank's replay threads
+  // then take turns on it. Each rank so bound says so, when it has several to replay.
+  if (!idle && mine.threads > 1 && usable_cpus() == 1 && ::sysconf(_SC_NPROCESSORS_ONLN) > 1)
+    fmt::print(stderr,
+               "rank {}: bound to 1 CPU by mpirun: its {} replay threads share it (mpirun "
+               "--bind-to none lets them spread)\n",
+               rank, mine.threads);
+
   rank_link link(comm, rank, *plan, trace->thread_count());
   int64_t offset = 0;
   options.progress = false;  // N progress lines on one terminal help nobody
@@ -264,6 +279,7 @@ int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay
     return {};
   };
   options.start_at = [&] { return common_start(comm, rank, size, offset); };
+  if (ranks_here > ::sysconf(_SC_NPROCESSORS_ONLN)) options.start_spin_ns = 0;
   auto outcome = run_replay(*trace, options);
   if (!outcome) {
     // Failed before the tree was whole: the ranks agree on who failed first (the others wait
@@ -323,7 +339,8 @@ int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay
       rep.ranks.push_back(row);
       // The start instants as measured, on rank 0's clock.
       if (s.started_ns) {
-        const auto at = static_cast<uint64_t>(static_cast<int64_t>(s.started_ns) - r->clock_offset_ns);
+        const auto at =
+            static_cast<uint64_t>(static_cast<int64_t>(s.started_ns) - r->clock_offset_ns);
         first_start = std::min(first_start, at);
         last_start = std::max(last_start, at);
       }
@@ -334,10 +351,11 @@ int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay
       total.wall_ns = std::max(total.wall_ns, wall);
     }
     total.flow = flow;
-    total.stopped = first_failure ? fmt::format("rank {}: {}", first_failure->rank,
-                                                first_failure->why)
-                                  : std::string();
-    rep.start_skew_ns = first_start <= last_start ? static_cast<int64_t>(last_start - first_start) : 0;
+    total.stopped = first_failure
+                        ? fmt::format("rank {}: {}", first_failure->rank, first_failure->why)
+                        : std::string();
+    rep.start_skew_ns =
+        first_start <= last_start ? static_cast<int64_t>(last_start - first_start) : 0;
     rep.replay = std::move(total);
     fmt::print("{}", format_outcome(out));
     std::fflush(stdout);
@@ -373,8 +391,9 @@ int replay(const std::string& trace_path, replay_options options, const std::str
   MPI_Comm_size(comm, &size);
   if (provided < MPI_THREAD_SERIALIZED) {
     if (rank == 0)
-      fmt::print(stderr, "fsrr: rank 0: this MPI library gives no thread support (needs "
-                         "MPI_THREAD_SERIALIZED)\n");
+      fmt::print(stderr,
+                 "fsrr: rank 0: this MPI library gives no thread support (needs "
+                 "MPI_THREAD_SERIALIZED)\n");
     MPI_Finalize();
     return 1;
   }
@@ -387,7 +406,9 @@ int replay(const std::string& trace_path, replay_options options, const std::str
   {
     peer_watch watch(comm, rank, peers);
     try {
-      status = job(comm, rank, size, trace_path, std::move(options), report, watch);
+      int ranks_here = 0;
+      for (const peer& p : peers) ranks_here += std::string(p.host) == me.host;
+      status = job(comm, rank, size, trace_path, std::move(options), report, watch, ranks_here);
     } catch (const std::exception& e) {
       // Past the point where the ranks can agree: this rank cannot go on, and the others
       // would wait for it forever. MPI_Abort ends them all; the line says why.

@@ -83,7 +83,8 @@ bool rank_link::send(int to, int tag, const void* data, size_t bytes) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(rc, text, &len);
-  if (failure_.empty()) failure_ = fmt::format("sending to rank {}: {}", to, std::string(text, len));
+  if (failure_.empty())
+    failure_ = fmt::format("sending to rank {}: {}", to, std::string(text, len));
   if (shared_) shared_->request_stop(failure_);
   return false;
 }

@@ -171,8 +171,7 @@ result<rank_plan> rank_plan::make(trace_reader& trace, int ranks) {
       rank_share& s = plan.shares_[static_cast<size_t>(to[i])];
       s.events += units[i].events;
       ++s.groups;
-      if (std::find(s.hosts.begin(), s.hosts.end(), host) == s.hosts.end())
-        s.hosts.push_back(host);
+      if (std::find(s.hosts.begin(), s.hosts.end(), host) == s.hosts.end()) s.hosts.push_back(host);
       std::vector<uint32_t> procs;
       for (const thread_id t : units[i].members) {
         plan.rank_of_[t] = to[i];

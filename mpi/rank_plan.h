@@ -22,7 +22,9 @@ namespace fsrr::mpi {
 
 // The recorded host a thread ran on: its index in a merged trace's hosts (fsrr merge), 0 in a
 // trace of one host.
-inline uint16_t host_of(const thread_info& t) { return t.host; }
+inline uint16_t host_of(const thread_info& t) {
+  return t.host;
+}
 
 struct rank_share {
   uint64_t events = 0;  // the trace's events of its threads

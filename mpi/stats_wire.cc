@@ -94,8 +94,8 @@ result<rank_result> from_wire(const std::vector<uint8_t>& bytes) {
     for (const json& m : j.at("first")) {
       const auto k = m.at(2).get<size_t>();
       if (k >= op_count) continue;
-      s.first_mismatches.push_back({m.at(0), m.at(1), static_cast<op>(k), m.at(3), m.at(4),
-                                    m.at(5)});
+      s.first_mismatches.push_back(
+          {m.at(0), m.at(1), static_cast<op>(k), m.at(3), m.at(4), m.at(5)});
     }
     s.timed = j.at("timed");
     s.lateness = latency_histogram::from_wire(j.at("lateness"));

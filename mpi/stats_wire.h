@@ -15,10 +15,10 @@ namespace fsrr::mpi {
 struct rank_result {
   int rank = 0;
   std::string host;
-  bool idle = false;            // no recorded thread was its to replay
-  int64_t clock_offset_ns = 0;  // its CLOCK_MONOTONIC minus rank 0's
+  bool idle = false;                     // no recorded thread was its to replay
+  int64_t clock_offset_ns = 0;           // its CLOCK_MONOTONIC minus rank 0's
   std::vector<uint16_t> recorded_hosts;  // the trace's hosts whose processes it replays
-  replay_stats stats;           // its own ops; data flow left out (every rank models all of it)
+  replay_stats stats;  // its own ops; data flow left out (every rank models all of it)
 };
 
 std::vector<uint8_t> to_wire(const rank_result& r);

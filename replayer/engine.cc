@@ -211,9 +211,7 @@ replay_stats dispatcher::run() {
   if (opt_.start_at) {
     const uint64_t at = opt_.start_at();
     if (peers_) peers_->begin(shared_);
-    // Spun for the last 200 us: the instant is every process's, and a wake-up from a sleep
-    // alone would come tens of microseconds late.
-    const uint64_t started = wait_until(at, 200'000, shared_.stop);
+    const uint64_t started = wait_until(at, opt_.start_spin_ns, shared_.stop);
     total_.started_ns = started;
     wall_start = started;
     clock_.start(at);

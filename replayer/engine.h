@@ -55,6 +55,10 @@ struct engine_options {
   // replay starts at, which the engine waits for (processes that replay one trace together
   // start at one instant). Unset: at once.
   std::function<uint64_t()> start_at;
+  // How long before that instant the engine stops sleeping and spins: a wake-up from a sleep
+  // alone comes tens of microseconds late. 0 where processes outnumber CPUs: the spinning ones
+  // would keep the others from starting at all.
+  uint64_t start_spin_ns = 200'000;
 };
 
 // Replays the trace's events on `target` (the initial tree is already prepared). A stop

@@ -59,10 +59,10 @@ void dispatcher::settle_remote(lane& l, const event& e, uint64_t* keys) {
   work_item& w = remote_item_;
   prepare(w, e);
   size_t n = order_keys(w, keys);
-  n = static_cast<size_t>(std::remove_if(keys, keys + n, [&](uint64_t k) {
-                            return !peers_->touched_here(k & ~order_marks);
-                          }) -
-                          keys);
+  n = static_cast<size_t>(
+      std::remove_if(keys, keys + n,
+                     [&](uint64_t k) { return !peers_->touched_here(k & ~order_marks); }) -
+      keys);
   const uint32_t index = l.remote_tail++;
   if (n) {
     remote_deps_.clear();

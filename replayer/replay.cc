@@ -58,6 +58,7 @@ result<replay_outcome> run_replay(trace_reader& trace, const replay_options& opt
     eo.cancel = options.cancel;
     eo.peers = options.peers;
     eo.start_at = options.start_at;
+    eo.start_spin_ns = options.start_spin_ns;
     if (options.progress)
       eo.progress = [&](const engine_progress& p) {
         progress.update(fmt::format("replay: {}/{} events", p.events_done, p.events_total),

@@ -45,6 +45,7 @@ struct replay_options {
   std::function<result<void>()> after_prepare;
   replay_peers* peers = nullptr;
   std::function<uint64_t()> start_at;
+  uint64_t start_spin_ns = 200'000;  // engine_options::start_spin_ns
 };
 
 struct replay_outcome {

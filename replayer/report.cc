@@ -338,11 +338,11 @@ std::string report_table(const replay_report& r) {
                      s.differences, causes);
   }
   if (!r.ranks.empty()) {
-    t += fmt::format("\n{} ranks, start skew {} us, {} waits for another rank's op\n",
-                     r.ranks.size(), us(static_cast<uint64_t>(std::max<int64_t>(r.start_skew_ns, 0))),
-                     s.remote_waits);
-    t += fmt::format("{:<6}{:<20}{:>10}{:>8}{:>10}{:>12}{:>8}", "rank", "host", "events",
-                     "threads", "wall s", "offset us", "waits");
+    t += fmt::format(
+        "\n{} ranks, start skew {} us, {} waits for another rank's op\n", r.ranks.size(),
+        us(static_cast<uint64_t>(std::max<int64_t>(r.start_skew_ns, 0))), s.remote_waits);
+    t += fmt::format("{:<6}{:<20}{:>10}{:>8}{:>10}{:>12}{:>8}", "rank", "host", "events", "threads",
+                     "wall s", "offset us", "waits");
     t += s.timed ? fmt::format("{:>9}{:>9}{:>9}\n", "late p50", "p99", "max") : "\n";
     for (const rank_report& k : r.ranks) {
       t += fmt::format("{:<6}{:<20}{:>10}{:>8}{:>10.3f}{:>12.1f}{:>8}", k.rank, k.host, k.events,

@@ -117,9 +117,9 @@ struct rank_report {
   uint64_t events = 0;
   uint32_t threads = 0;
   uint64_t wall_ns = 0;
-  int64_t clock_offset_ns = 0;  // its CLOCK_MONOTONIC minus rank 0's
-  latency_histogram lateness;   // timed modes
-  uint64_t remote_waits = 0;    // ops that waited for another rank's op
+  int64_t clock_offset_ns = 0;           // its CLOCK_MONOTONIC minus rank 0's
+  latency_histogram lateness;            // timed modes
+  uint64_t remote_waits = 0;             // ops that waited for another rank's op
   std::vector<uint16_t> recorded_hosts;  // the trace's hosts (indices) whose processes it replays
 };
 

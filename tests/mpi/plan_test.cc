@@ -35,7 +35,8 @@ mpi::rank_plan plan(const std::string& trace, int ranks) {
 
 }  // namespace
 
-TEST_CASE("processes go largest first onto the least-loaded rank, and every rank gets the same plan") {
+TEST_CASE(
+    "processes go largest first onto the least-loaded rank, and every rank gets the same plan") {
   test::temp_dir dir;
   const std::string trace = dir / "t.trace";
   {
@@ -63,8 +64,9 @@ TEST_CASE("processes go largest first onto the least-loaded rank, and every rank
   for (thread_id t = 1; t <= 4; ++t) CHECK(again.rank_of(t) == p.rank_of(t));
 }
 
-TEST_CASE("a child that writes to an fd its parent opened stays on its parent's rank, and a "
-          "rank left without processes is idle") {
+TEST_CASE(
+    "a child that writes to an fd its parent opened stays on its parent's rank, and a "
+    "rank left without processes is idle") {
   test::temp_dir dir;
   const std::string trace = dir / "t.trace";
   {
@@ -95,8 +97,9 @@ TEST_CASE("a child that writes to an fd its parent opened stays on its parent's 
   CHECK(p.share(2).events == 0);
 }
 
-TEST_CASE("a file the processes of two ranks append to is watched by both, each one's own file "
-          "by nobody else") {
+TEST_CASE(
+    "a file the processes of two ranks append to is watched by both, each one's own file "
+    "by nobody else") {
   test::temp_dir dir;
   const std::string trace = dir / "t.trace";
   {
@@ -135,8 +138,9 @@ TEST_CASE("a file the processes of two ranks append to is watched by both, each 
   CHECK(p.watchers(std::span(&handle_key, 1), ra) == 0);  // open files are never shared
 }
 
-TEST_CASE("a merged trace's hosts are shared out whole first, then each host's processes over "
-          "its ranks, and the same pid on two hosts is two processes") {
+TEST_CASE(
+    "a merged trace's hosts are shared out whole first, then each host's processes over "
+    "its ranks, and the same pid on two hosts is two processes") {
   test::temp_dir dir;
   const std::string trace = dir / "t.trace";
   {
