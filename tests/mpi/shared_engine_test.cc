@@ -53,8 +53,8 @@ class in_process_peers final : public replay_peers {
 }  // namespace
 
 TEST_CASE(
-    "two engines sharing a trace keep the order across them: a rename waits for the "
-    "create on the other, and together they replay what one engine does") {
+    "two engines sharing a trace keep the order across them, a rename waiting for the "
+    "create on the other, and together replay what one engine does") {
   test::replay_fixture f;
   {
     test::trace_builder b(f.trace);
