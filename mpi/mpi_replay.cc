@@ -72,12 +72,19 @@ class peer_watch {
       if (size >= static_cast<MPI_Aint>(peers.size())) leaving_ = static_cast<uint8_t*>(base);
       if (leaving_ && node_rank == 0) std::fill(leaving_, leaving_ + peers.size(), 0);
     }
+    // The ranks of this node as MPI knows them (a host name can repeat across nodes, and a
+    // pid of another node may name an unrelated process here).
+    int here = 1;
+    MPI_Comm_size(node, &here);
+    std::vector<int> ranks(static_cast<size_t>(here));
+    MPI_Allgather(&rank, 1, MPI_INT, ranks.data(), 1, MPI_INT, node);
     MPI_Barrier(node);
     MPI_Comm_free(&node);
-    for (size_t r = 0; r < peers.size(); ++r) {
-      if (static_cast<int>(r) == rank || std::string(peers[r].host) != peers[rank].host) continue;
+    ranks_here_ = here;
+    for (const int r : ranks) {
+      if (r == rank || r < 0 || static_cast<size_t>(r) >= peers.size()) continue;
       const int fd = static_cast<int>(::syscall(SYS_pidfd_open, peers[r].pid, 0));
-      if (fd >= 0) watched_.push_back({static_cast<int>(r), fd});
+      if (fd >= 0) watched_.push_back({r, fd});
     }
     if (!watched_.empty()) thread_ = std::thread(&peer_watch::run, this);
   }
@@ -92,6 +99,7 @@ class peer_watch {
     leaving_ = nullptr;
   }
   void phase(const char* p) { phase_.store(p); }
+  int ranks_here() const { return ranks_here_; }
   // This rank goes on purpose: not a death for the others to report.
   void leaving() { mark(rank_); }
 
@@ -145,6 +153,7 @@ class peer_watch {
   std::thread thread_;
   std::atomic<bool> quit_{false};
   std::atomic<const char*> phase_{"before the replay"};
+  int ranks_here_ = 1;
   MPI_Win win_ = MPI_WIN_NULL;
   uint8_t* leaving_ = nullptr;  // by rank, in memory the ranks of this host share
 };
@@ -225,7 +234,7 @@ int usable_cpus() {
 
 // The job on one rank, between MPI_Init and the end: its exit status.
 int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay_options options,
-        const std::string& report, peer_watch& watch, int ranks_here) {
+        const std::string& report, peer_watch& watch) {
   auto say_failed = [&](const failed& f) {
     if (rank == 0) {
       std::fflush(stdout);
@@ -279,7 +288,7 @@ int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay
     return {};
   };
   options.start_at = [&] { return common_start(comm, rank, size, offset); };
-  if (ranks_here > ::sysconf(_SC_NPROCESSORS_ONLN)) options.start_spin_ns = 0;
+  if (watch.ranks_here() > ::sysconf(_SC_NPROCESSORS_ONLN)) options.start_spin_ns = 0;
   auto outcome = run_replay(*trace, options);
   if (!outcome) {
     // Failed before the tree was whole: the ranks agree on who failed first (the others wait
@@ -406,9 +415,7 @@ int replay(const std::string& trace_path, replay_options options, const std::str
   {
     peer_watch watch(comm, rank, peers);
     try {
-      int ranks_here = 0;
-      for (const peer& p : peers) ranks_here += std::string(p.host) == me.host;
-      status = job(comm, rank, size, trace_path, std::move(options), report, watch, ranks_here);
+      status = job(comm, rank, size, trace_path, std::move(options), report, watch);
     } catch (const std::exception& e) {
       // Past the point where the ranks can agree: this rank cannot go on, and the others
       // would wait for it forever. MPI_Abort ends them all; the line says why.

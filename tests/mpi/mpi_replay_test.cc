@@ -291,8 +291,7 @@ TEST_CASE(
   CHECK(renamed.st_size == 6);
 }
 
-TEST_CASE("with more ranks than processes the idle ranks say so and the replay is whole",
-          "[mpi]") {
+TEST_CASE("with more ranks than processes the idle ranks say so and the replay is whole", "[mpi]") {
   if (!can_run_mpi()) return;
   fsrr::test::temp_dir work("/dev/shm");
   REQUIRE(run("mkdir " + (work / "data")) == 0);
@@ -315,6 +314,25 @@ TEST_CASE("with more ranks than processes the idle ranks say so and the replay i
   CHECK(r.report["ranks"][0].contains("lateness_ns"));
   CHECK(r.report["start_skew_ns"].is_number());
   CHECK(verify(work, trace, target.path()) == 0);
+}
+
+TEST_CASE("a rank that fails stops every rank, all exit non-zero, and one line names it", "[mpi]") {
+  if (!can_run_mpi()) return;
+  fsrr::test::temp_dir work("/dev/shm");
+  const std::string trace = record(work, writers);
+  if (!fsrr::test::require_root("a small tmpfs")) return;
+  // Room for the initial tree (3.6 MiB) and not for what the writers add: the rank whose write
+  // finds the file system full stops, and with it the others.
+  fsrr::test::loop_fs full("tmpfs", 4);
+  const replayed r = replay(work, trace, full.path(), "full", 4);
+  INFO(r.out << r.err);
+  CHECK(r.status != 0);
+  const auto lines = fsrr_lines(r.err);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].rfind("fsrr: rank ", 0) == 0);
+  CHECK(lines[0].find(": ENOSPC on the target: write ") != std::string::npos);
+  REQUIRE(r.report.is_object());  // rank 0 still wrote what ran
+  CHECK(r.report["stopped"].get<std::string>().find("ENOSPC") != std::string::npos);
 }
 
 TEST_CASE("a rank killed mid-replay ends the job with every rank gone and one line naming it",
