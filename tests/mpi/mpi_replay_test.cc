@@ -248,15 +248,15 @@ TEST_CASE(
   fsrr::test::temp_dir work("/dev/shm");
   const std::string shared = work / "shared";
   REQUIRE(run(fmt::format("mkdir -p {0} && : >{0}/log", shared)) == 0);
-  // Host a: three writers append to the shared log, then a makes a file; host b, 1.5 s later
-  // (it does not poll for a's file: a merged trace replays such polls with mismatches on main
-  // today), appends with three writers of its own and renames what a made.
+  // Host a: three writers append to the shared log, then a makes a file and says so; host b
+  // polls for that (its stats that found nothing must run before a's create, on another
+  // rank), appends with three writers of its own and renames what a made.
   const std::string host_a = fmt::format(
       "for i in 1 2 3; do (for k in $(seq 20); do echo \"a$i $k\" >>{0}/log; done) & done; "
-      "wait; echo hello >{0}/from-a",
+      "wait; echo hello >{0}/from-a; : >{0}/a-done",
       shared);
   const std::string host_b = fmt::format(
-      "sleep 1.5; "
+      "while [ ! -e {0}/a-done ]; do sleep 0.01; done; "
       "for i in 1 2 3; do (for k in $(seq 20); do echo \"b$i $k\" >>{0}/log; done) & done; "
       "wait; mv {0}/from-a {0}/renamed-by-b",
       shared);
