@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # mpi_replay.sh [FILES] [ROUNDS]: the MPI replay on this machine. Records (as root, with eBPF)
-# eight cp -a of FILES files each (default 1000, 4 KiB), run at once, and a log all eight append
-# to; replays it into tmpfs with plain `fsrr replay` and with `mpirun -n 1, 2, 4 fsrr replay
-# --mpi`, afap (wall time, events/s, start skew, waits for another rank's op; medians of ROUNDS,
+# two hosts' worth of work at once, each four cp -a of FILES files (default 1000, 4 KiB) and a
+# log all eight append to, and merges the two traces (fsrr merge); replays the merged trace into
+# tmpfs with plain `fsrr replay` and with `mpirun -n 1, 2, 4 fsrr replay --mpi`, afap (wall time, events/s, start skew, waits for another rank's op; medians of ROUNDS,
 # default 3). Then records four paced writers (bench/paced_writer.py, 3 s each, at once) and
 # replays them faithfully the same ways: the duration error, the start skew and each rank's
 # lateness p99.
@@ -23,14 +23,18 @@ for p in 1 2 3 4 5 6 7 8; do
   mkdir -p "$work/src/part$p"
   for ((i = 0; i < files; i++)); do head -c 4096 /dev/zero >"$work/src/part$p/f$i"; done
 done
+# Two recordings made at once, as two client hosts of one shared directory would make them,
+# merged into one trace (fsrr merge): each host copies four parts, all eight append to one log.
+mkdir -p "$work/copy"
 cat >"$work/copy.sh" <<'SH'
-mkdir -p copy
-for p in 1 2 3 4 5 6 7 8; do
+for p in "$@"; do
   ( cp -a src/part$p copy/part$p; echo "part $p copied" >> copy/log ) &
 done
 wait
 SH
-(cd "$work" && "$fsrr" record -o "$work/t.trace" -- sh copy.sh >/dev/null 2>"$work/record.log")
+(cd "$work" && { "$fsrr" record -o "$work/a.trace" -- sh copy.sh 1 2 3 4 >/dev/null 2>"$work/a.log" &
+  "$fsrr" record -o "$work/b.trace" -- sh copy.sh 5 6 7 8 >/dev/null 2>"$work/b.log"; wait; })
+"$fsrr" merge "$work/a.trace" "$work/b.trace" -o "$work/t.trace" >/dev/null
 "$fsrr" info "$work/t.trace" --json >"$work/info.json"
 mkdir -p "$work/paced"
 for w in 1 2 3 4; do mkdir -p "$work/paced/w$w"; done
@@ -66,7 +70,8 @@ runs = {}
 for arg in sys.argv[3:]:
     key, path = arg.split(":", 1)
     runs.setdefault(key, []).append(json.load(open(path)))
-print(f"trace: {info['events']} events, {info['processes']} processes, {info['threads']} threads, "
+print(f"merged trace of {len(info.get('hosts', [])) or 1} hosts: {info['events']} events, "
+      f"{info['processes']} processes, {info['threads']} threads, "
       f"{info['duration_ns'] / 1e9:.3f} s recorded")
 print(f"\nafap into tmpfs, median of {len(runs['0'])} (min-max)")
 print(f"{'ranks':<14}{'wall s':>18}{'events/s':>12}{'skew us':>10}{'waits':>8}{'mism.':>7}  events by rank")
@@ -78,7 +83,8 @@ for key in ["0", "1", "2", "4"]:
     skew = statistics.median(r.get("start_skew_ns", 0) for r in rs) / 1e3
     waits = statistics.median(r.get("dependency_waits", 0) for r in rs)
     name = "plain replay" if key == "0" else f"mpirun -n {key}"
-    by_rank = " ".join(str(k["events"]) for k in rs[0].get("ranks", []))
+    by_rank = " ".join(f"{k['events']} (host {','.join(map(str, k['recorded_hosts']))})"
+                       for k in rs[0].get("ranks", []))
     print(f"{name:<14}{wall:>8.3f} ({walls[0]:.3f}-{walls[-1]:.3f}){ev / wall:>12.0f}{skew:>10.1f}"
           f"{waits:>8.0f}{max(r['mismatches'] for r in rs):>7}  {by_rank}")
 print(f"\nfaithful into tmpfs: four paced writers, {paced['events']} events, "
