@@ -25,7 +25,8 @@ class rank_link final : public replay_peers {
   ~rank_link() override;
 
   bool issues(thread_id t) const override { return plan_.rank_of(t) == rank_; }
-  progress_counter& remote_progress(thread_id t) override { return remote_[t]; }
+  // (The reader refuses events of a thread its tables do not have: t is always in range.)
+  progress_counter& remote_progress(thread_id t) override { return remote_[t < threads_ ? t : 0]; }
   uint64_t watchers(std::span<const uint64_t> keys) const override {
     return plan_.watchers(keys, rank_);
   }
