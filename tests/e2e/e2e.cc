@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 namespace fsrr::test {
 
@@ -28,6 +29,29 @@ std::string slurp(const std::string& path) {
 void write_file(const std::string& path, size_t bytes, char fill) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f << std::string(bytes, fill);
+}
+
+two_hosts record_two_hosts(const std::string& dir, const std::string& fsrr) {
+  two_hosts h{dir + "/shared", dir + "/a.trace", dir + "/b.trace", dir + "/ab.trace",
+              dir + "/merge.log"};
+  REQUIRE(run(fmt::format("mkdir -p {0} && : >{0}/log", h.shared)) == 0);
+  const std::string host_a = fmt::format(
+      "for i in 1 2 3; do (for k in $(seq 20); do echo \"a$i $k\" >>{0}/log; done) & done; "
+      "wait; echo hello >{0}/from-a; : >{0}/a-done",
+      h.shared);
+  const std::string host_b = fmt::format(
+      "while [ ! -e {0}/a-done ]; do sleep 0.01; done; "
+      "for i in 1 2 3; do (for k in $(seq 20); do echo \"b$i $k\" >>{0}/log; done) & done; "
+      "wait; mv {0}/from-a {0}/renamed-by-b",
+      h.shared);
+  // both at once, each recorder following its own command only
+  REQUIRE(run(fmt::format("({0} record -o {1} -- sh -c '{2}' >{3}/a.log 2>&1 &"
+                          " {0} record -o {4} -- sh -c '{5}' >{3}/b.log 2>&1; wait)",
+                          fsrr, h.a, host_a, dir, h.b, host_b)) == 0);
+  INFO(slurp(dir + "/a.log") + slurp(dir + "/b.log"));
+  REQUIRE(run(fmt::format("{} merge {} {} -o {} >{} 2>&1", fsrr, h.a, h.b, h.merged,
+                          h.merge_log)) == 0);
+  return h;
 }
 
 }  // namespace fsrr::test

@@ -246,27 +246,9 @@ TEST_CASE(
     "[mpi]") {
   if (!can_run_mpi()) return;
   fsrr::test::temp_dir work("/dev/shm");
-  const std::string shared = work / "shared";
-  REQUIRE(run(fmt::format("mkdir -p {0} && : >{0}/log", shared)) == 0);
-  // Host a: three writers append to the shared log, then a makes a file and says so; host b
-  // polls for that (its stats that found nothing must run before a's create, on another
-  // rank), appends with three writers of its own and renames what a made.
-  const std::string host_a = fmt::format(
-      "for i in 1 2 3; do (for k in $(seq 20); do echo \"a$i $k\" >>{0}/log; done) & done; "
-      "wait; echo hello >{0}/from-a; : >{0}/a-done",
-      shared);
-  const std::string host_b = fmt::format(
-      "while [ ! -e {0}/a-done ]; do sleep 0.01; done; "
-      "for i in 1 2 3; do (for k in $(seq 20); do echo \"b$i $k\" >>{0}/log; done) & done; "
-      "wait; mv {0}/from-a {0}/renamed-by-b",
-      shared);
-  const std::string a = work / "a.trace", b = work / "b.trace", ab = work / "ab.trace";
-  REQUIRE(run(fmt::format("({0} record -o {1} -- sh -c '{2}' >{3} 2>&1 &"
-                          " {0} record -o {4} -- sh -c '{5}' >{6} 2>&1; wait)",
-                          FSRR_BIN, a, host_a, work / "a.log", b, host_b, work / "b.log")) == 0);
-  INFO(slurp(work / "a.log") + slurp(work / "b.log"));
-  REQUIRE(run(fmt::format("{} merge {} {} -o {} >{} 2>&1", FSRR_BIN, a, b, ab,
-                          work / "merge.log")) == 0);
+  // host b's stats that found nothing must run before a's create, on another rank
+  const fsrr::test::two_hosts h = fsrr::test::record_two_hosts(work.path(), FSRR_BIN);
+  const std::string shared = h.shared, ab = h.merged;
   fsrr::test::temp_dir single_target("/dev/shm");
   const replayed single = replay(work, ab, single_target.path(), "single", 0);
   INFO(single.out << single.err);
