@@ -1,5 +1,6 @@
 #include "ordering.h"
 
+#include <sched.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -53,6 +54,7 @@ void progress_counter::wait(uint32_t target, const std::atomic<bool>& stop,
         if (reached(target)) return;
         cpu_relax();
       }
+      ::sched_yield();  // the thread waited for may be the one this CPU would run next
     } while (monotonic_ns() < until && !stop.load(std::memory_order_relaxed));
   }
   const timespec slice{0, 50'000'000};

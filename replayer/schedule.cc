@@ -1,5 +1,6 @@
 #include "schedule.h"
 
+#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -107,7 +108,13 @@ uint64_t wait_until(uint64_t due_ns, uint64_t spin_ns, const std::atomic<bool>& 
     ::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr);
     now = monotonic_ns();
   }
-  while (now < due_ns && !stop.load(std::memory_order_relaxed)) now = monotonic_ns();
+  // The spin gives the CPU away to any thread that can run: on 2 CPUs a replay's threads
+  // outnumber them, and an op that is due waits behind a spinning thread for the scheduler's
+  // next tick (milliseconds). With nothing else to run, sched_yield returns at once.
+  while (now < due_ns && !stop.load(std::memory_order_relaxed)) {
+    ::sched_yield();
+    now = monotonic_ns();
+  }
   return now;
 }
 
