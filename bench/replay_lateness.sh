@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # replay_lateness.sh [ROUNDS] [SCALE]: how late a faithful replay issues its ops, for three
 # workloads recorded here, each replayed ROUNDS times (default 3) on tmpfs:
-#   shell   a sh loop of short processes (echo, cat | wc, sleep 0.0N; 120 rounds, ~13 s), as
+#   shell   a sh loop of short processes (echo, cat | wc, sleep 0.0N; 120 rounds, ~4 s), as
 #           build scripts and package managers start them
 #   paced   one python process writing 50 files with pauses of 1-50 ms (12 s)
 #   rsync   rsync -aAHX of the seed tree at SCALE (default 1: 111,100 files; 0 leaves it out)
-# For each: the recorded and replayed durations (target: within 1%) and the lateness
-# percentiles of the median round (target: p99 <= 200 us). Lateness is the time an op was
-# issued after it was due; it measures the machine too: run on an otherwise idle box (a
-# compile beside it costs milliseconds at p99 on 2 cores).
+# Each replay runs twice a round, interleaved: as by default, and with --realtime (the replay's
+# threads SCHED_FIFO; as root only). For each workload and way: the recorded and replayed
+# durations (target: within 1%) and the lateness percentiles of the median round (target: p99
+# <= 200 us). Lateness is the time an op was issued after it was due; it measures the machine
+# too: run on an otherwise idle box (a compile beside it costs milliseconds at p99 on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -51,17 +52,24 @@ if [[ $scale != 0 ]]; then
   workloads="$workloads rsync"
 fi
 
+ways="default"
+[[ $(id -u) == 0 ]] && ways="default realtime"
 for w in $workloads; do
   for r in $(seq "$rounds"); do
-    rm -rf "$work/target"
-    mkdir "$work/target"
-    "$fsrr" replay "$work/$w.trace" "$work/target" --timing faithful --no-progress \
-      --report "$work/$w.$r.json" >/dev/null
+    for way in $ways; do
+      extra=()
+      [[ $way == realtime ]] && extra=(--realtime)
+      rm -rf "$work/target"
+      mkdir "$work/target"
+      "$fsrr" replay "$work/$w.trace" "$work/target" --timing faithful --no-progress \
+        "${extra[@]}" --report "$work/$w.$way.$r.json" >/dev/null
+    done
   done
   rm -rf "$work/target"
-  python3 - "$fsrr" "$work/$w.trace" "$w" "$work"/"$w".*.json <<'PY'
+  for way in $ways; do
+    python3 - "$fsrr" "$work/$w.trace" "$w" "$way" "$work"/"$w".$way.*.json <<'PY'
 import json, subprocess, sys
-fsrr, trace, name, reports = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+fsrr, trace, name, way, reports = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 info = json.loads(subprocess.check_output([fsrr, "info", trace, "--json"]))
 rec = info["duration_ns"] / 1e9
 runs = sorted((json.load(open(p)) for p in reports), key=lambda j: j["lateness_ns"]["p99"])
@@ -69,9 +77,10 @@ mid = runs[len(runs) // 2]
 late = mid["lateness_ns"]
 got = mid["wall_ns"] / 1e9
 p99s = ", ".join(f"{j['lateness_ns']['p99'] / 1e3:.0f}" for j in runs)
-print(f"{name:6} {info['events']:>9} events, {info['threads']:>4} threads: recorded {rec:.3f} s, "
-      f"replayed {got:.3f} s ({100 * (got - rec) / rec:+.2f}%), lateness p50 "
+print(f"{name:6} {way:8} {info['events']:>9} events, {info['threads']:>4} threads: recorded "
+      f"{rec:.3f} s, replayed {got:.3f} s ({100 * (got - rec) / rec:+.2f}%), lateness p50 "
       f"{late['p50'] / 1e3:.0f} us, p99 {late['p99'] / 1e3:.0f} us, max {late['max'] / 1e3:.0f} us "
       f"(p99 of the {len(runs)} rounds: {p99s} us; target <= 200)")
 PY
+  done
 done

@@ -39,6 +39,7 @@ std::vector<uint8_t> to_wire(const rank_result& r) {
                   {"wall_ns", s.wall_ns},
                   {"events", s.events},
                   {"threads", s.threads},
+                  {"realtime_threads", s.realtime_threads},
                   {"ops", std::move(ops)},
                   {"skipped", s.skipped},
                   {"unreplayable", s.unreplayable},
@@ -71,6 +72,7 @@ result<rank_result> from_wire(const std::vector<uint8_t>& bytes) {
     s.wall_ns = j.at("wall_ns");
     s.events = j.at("events");
     s.threads = j.at("threads");
+    s.realtime_threads = j.at("realtime_threads");
     for (const json& o : j.at("ops")) {
       const auto i = o.at("op").get<size_t>();
       if (i >= op_count) return failure("a rank's report names op {}, which is unknown", i);

@@ -38,6 +38,10 @@ struct engine_options {
   // ahead to one replay thread (a memory bound: a thread far behind then holds the others up).
   uint64_t timed_lead_ns = 50'000'000;
   size_t timed_queue_limit = size_t{1} << 16;
+  // Timed modes: the replay threads run SCHED_FIFO (the replay threads above the thread that
+  // hands them their ops), so a due op is not held up behind other threads for a scheduler
+  // slice. The caller checks it is allowed (realtime_allowed, schedule.h).
+  bool realtime = false;
   // A single-thread trace: decode it on a helper thread, ahead of the replay, when the process
   // may use more than one CPU.
   bool decode_ahead = true;

@@ -9,6 +9,9 @@ namespace fsrr::engine_detail {
 
 void dispatcher::run_lanes(trace_reader::event_stream& events, event e) {
   const batch_policy batch(!clock_.timed());
+  // Below its lanes: it works tens of milliseconds ahead of them, they issue what is due.
+  const realtime_policy rt(opt_.realtime && clock_.timed(), realtime_dispatcher);
+  if (rt.active()) ++total_.realtime_threads;
   uint64_t keys[24];
   try {
     dispatch_all(events, e, keys);
@@ -114,6 +117,8 @@ void dispatcher::start(lane& l) {
 void dispatcher::lane_loop(lane& l, lane_queue<lane::queued>::cursor at) {
   ::prctl(PR_SET_TIMERSLACK, 1UL);
   const batch_policy batch(!clock_.timed());
+  const realtime_policy rt(opt_.realtime && clock_.timed(), realtime_issuer);
+  if (rt.active()) ++l.stats.realtime_threads;
   {
     op_runner runner(shared_, l.stats, l.tid);
     if (::unshare(CLONE_FS) == 0) runner.own_working_directory();

@@ -13,6 +13,9 @@ void dispatcher::run_single(trace_reader::event_stream& events, const event& fir
   op_runner runner(shared_, total_, reader_.thread_count() ? reader_.thread(first.thread).tid : 0);
   const own_working_directory cwd(runner);
   total_.threads = 1;
+  // The settling helper stays SCHED_BATCH: it works batches ahead.
+  const realtime_policy rt(opt_.realtime && clock_.timed(), realtime_issuer);
+  if (rt.active()) total_.realtime_threads = 1;
   // Timed ops sleep until shortly before they are due: the default slack (50 µs) would eat
   // the margin. The calling thread gets its own slack back afterwards.
   const int slack = ::prctl(PR_GET_TIMERSLACK);

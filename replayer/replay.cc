@@ -14,6 +14,7 @@ result<replay_outcome> run_replay(trace_reader& trace, const replay_options& opt
   if (!mode) return tl::unexpected(mode.error());
   FSRR_TRY(check(schedule_options{*mode, options.speed}));
   if (!options.source) FSRR_TRY(options.data.check());
+  if (options.realtime) FSRR_TRY(realtime_allowed());
   auto opened = target_root::open(options.target, options.maps);
   if (!opened) return tl::unexpected(opened.error());
   const target_root& target = *opened;
@@ -59,6 +60,7 @@ result<replay_outcome> run_replay(trace_reader& trace, const replay_options& opt
     eo.peers = options.peers;
     eo.start_at = options.start_at;
     eo.start_spin_ns = options.start_spin_ns;
+    eo.realtime = options.realtime;
     if (options.progress)
       eo.progress = [&](const engine_progress& p) {
         progress.update(fmt::format("replay: {}/{} events", p.events_done, p.events_total),

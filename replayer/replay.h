@@ -46,6 +46,7 @@ struct replay_options {
   replay_peers* peers = nullptr;
   std::function<uint64_t()> start_at;
   uint64_t start_spin_ns = 200'000;  // engine_options::start_spin_ns
+  bool realtime = false;             // engine_options::realtime; refused when not allowed
 };
 
 struct replay_outcome {

@@ -98,6 +98,7 @@ void replay_stats::merge(const replay_stats& o, size_t max_listed) {
   }
   if (stopped.empty()) stopped = o.stopped;
   remote_waits += o.remote_waits;
+  realtime_threads += o.realtime_threads;
   if (!started_ns) started_ns = o.started_ns;
 }
 
@@ -160,6 +161,7 @@ std::string report_json(const replay_report& r) {
                   {"withheld", r.prepare.withheld}};
   j["events"] = s.events;
   j["threads"] = s.threads;
+  j["realtime_threads"] = s.realtime_threads;
   nlohmann::json ops = nlohmann::json::object();
   for (size_t i = 0; i < op_count; ++i) {
     const op_stats& o = s.ops[i];
@@ -294,8 +296,9 @@ std::string report_table(const replay_report& r) {
     if (!r.data.empty()) t += data_line(r);
     return t;
   }
-  t += fmt::format("replayed {} events on {} thread{} in {:.3f} s ({}, speed {})\n", s.events,
-                   s.threads, s.threads == 1 ? "" : "s", secs, r.timing, r.speed);
+  t += fmt::format("replayed {} events on {} thread{} in {:.3f} s ({}, speed {}{})\n", s.events,
+                   s.threads, s.threads == 1 ? "" : "s", secs, r.timing, r.speed,
+                   s.realtime_threads ? ", SCHED_FIFO" : "");
   t += fmt::format("read {:.1f} MiB, written {:.1f} MiB, {:.1f} MiB/s, {} files, {:.0f} files/s\n",
                    static_cast<double>(s.bytes_read) / 1048576.0,
                    static_cast<double>(s.bytes_written) / 1048576.0,

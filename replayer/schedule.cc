@@ -1,9 +1,12 @@
 #include "schedule.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -96,6 +99,31 @@ void thread_schedule::finished(const event& e, uint64_t end_ns) {
   any_ = true;
   recorded_end_ = e.ts + e.dur;
   replay_end_ = end_ns;
+}
+
+result<void> realtime_allowed() {
+  const realtime_policy probe(true, realtime_dispatcher);
+  if (probe.active()) return {};
+  return failure("--realtime: this process may not use SCHED_FIFO ({}): it needs root, "
+                 "CAP_SYS_NICE or an RLIMIT_RTPRIO, and real-time time in its cgroup",
+                 std::strerror(probe.error()));
+}
+
+realtime_policy::realtime_policy(bool on, int priority) {
+  sched_param old{};
+  if (!on || ::pthread_getschedparam(::pthread_self(), &policy_, &old) != 0) return;
+  old_priority_ = old.sched_priority;
+  sched_param fifo{};
+  fifo.sched_priority = priority;
+  error_ = ::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &fifo);
+  set_ = error_ == 0;
+}
+
+realtime_policy::~realtime_policy() {
+  if (!set_) return;
+  sched_param old{};
+  old.sched_priority = old_priority_;
+  ::pthread_setschedparam(::pthread_self(), policy_, &old);
 }
 
 uint64_t wait_until(uint64_t due_ns, uint64_t spin_ns, const std::atomic<bool>& stop) {

@@ -93,6 +93,32 @@ class thread_schedule {
   uint64_t replay_end_ = 0;
 };
 
+// The real-time priorities of a replay's threads (SCHED_FIFO, well below the kernel's own
+// threads at 50): the threads that issue ops above the one that hands ops to them.
+inline constexpr int realtime_issuer = 2, realtime_dispatcher = 1;
+
+// Whether this process may run threads SCHED_FIFO (root, CAP_SYS_NICE or an RLIMIT_RTPRIO,
+// and a cgroup with real-time time to give): tried on the calling thread, then undone.
+result<void> realtime_allowed();
+
+// The calling thread runs SCHED_FIFO at `priority` while this lives (when `on`, and allowed),
+// then goes back to its policy.
+class realtime_policy {
+ public:
+  realtime_policy(bool on, int priority);
+  ~realtime_policy();
+  realtime_policy(const realtime_policy&) = delete;
+  realtime_policy& operator=(const realtime_policy&) = delete;
+  bool active() const { return set_; }
+  int error() const { return error_; }  // why it is not active: an errno value, or 0
+
+ private:
+  int policy_ = 0;
+  int error_ = 0;
+  int old_priority_ = 0;
+  bool set_ = false;
+};
+
 // Sleeps, then spins, until monotonic_ns() >= due_ns or `stop` is set; returns the time it
 // returned at. Long sleeps are cut in slices so `stop` is noticed within 50 ms.
 uint64_t wait_until(uint64_t due_ns, uint64_t spin_ns, const std::atomic<bool>& stop);

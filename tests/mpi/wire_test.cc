@@ -34,6 +34,7 @@ TEST_CASE("a rank's stats come back from the wire as they went, latencies and mi
   s.timeline.push_back({40, 0, 4096});
   s.stopped = "ENOSPC on the target";
   s.remote_waits = 5;
+  s.realtime_threads = 3;
   s.started_ns = 123456789;
 
   const mpi::rank_result back = or_throw(mpi::from_wire(mpi::to_wire(r)));
@@ -66,6 +67,7 @@ TEST_CASE("a rank's stats come back from the wire as they went, latencies and mi
   CHECK(b.timeline[0].bytes_written == 4096);
   CHECK(b.stopped == "ENOSPC on the target");
   CHECK(b.remote_waits == 5);
+  CHECK(b.realtime_threads == 3);
   CHECK(b.started_ns == 123456789);
 }
 

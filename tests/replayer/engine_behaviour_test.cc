@@ -1,10 +1,15 @@
 // How the engine reports differences, stops, stays confined and keeps time.
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <fmt/format.h>
@@ -187,6 +192,75 @@ TEST_CASE("faithful timing issues each op at its recorded offset from the start"
   // starting and joining threads, which a busy machine also slows (20 ms were once short by
   // 0.8 ms with two builds beside). A wrong unit would be a thousand times off.
   CHECK(s.wall_ns <= 200'000'000 + s.lateness.max() + 200'000'000);
+}
+
+namespace {
+
+int calling_thread_policy() {
+  int policy = -1;
+  sched_param p{};
+  ::pthread_getschedparam(::pthread_self(), &policy, &p);
+  return policy;
+}
+
+}  // namespace
+
+TEST_CASE("realtime: a timed replay's threads run SCHED_FIFO, and the caller's policy comes back") {
+  if (!require_root("SCHED_FIFO")) return;
+  REQUIRE(calling_thread_policy() == SCHED_OTHER);
+  engine_options o = afap();
+  o.timing.mode = timing_mode::faithful;
+  o.realtime = true;
+  {
+    replay_fixture f;
+    record_rsync(f.trace, 6);  // generator, sender, receiver
+    const replay_stats s = f.replay(o);
+    CHECK(s.mismatches == 0);
+    CHECK(s.threads == 3);
+    CHECK(s.realtime_threads == 4);  // the three replay threads and the dispatcher
+    CHECK(calling_thread_policy() == SCHED_OTHER);
+  }
+  {
+    replay_fixture f;
+    record_paced(f.trace, 5, 1'000'000);  // one thread: issued from the calling thread
+    const replay_stats s = f.replay(o);
+    CHECK(s.mismatches == 0);
+    CHECK(s.threads == 1);
+    CHECK(s.realtime_threads == 1);
+    CHECK(calling_thread_policy() == SCHED_OTHER);
+  }
+  {
+    replay_fixture f;
+    record_rsync(f.trace, 6);
+    o.timing.mode = timing_mode::afap;  // nothing is due: nothing to be prompt for
+    CHECK(f.replay(o).realtime_threads == 0);
+    o.timing.mode = timing_mode::faithful;
+    o.realtime = false;
+    CHECK(f.replay(o).realtime_threads == 0);
+  }
+}
+
+TEST_CASE("replay --realtime where SCHED_FIFO is not allowed stops before the tree, in one line") {
+  if (!require_root("dropping CAP_SYS_NICE")) return;
+  replay_fixture f;
+  record_paced(f.trace, 3, 1'000'000);
+  const std::string log = f.dir / "log";
+  // No CAP_SYS_NICE and no RLIMIT_RTPRIO: what an ordinary user has.
+  const int status = run(fmt::format(
+      "prlimit --rtprio=0:0 setpriv --inh-caps=-sys_nice --bounding-set=-sys_nice "
+      "{} replay --realtime --no-progress {} {} >{} 2>&1",
+      FSRR_BIN, f.trace, f.target, log));
+  CHECK(status == 1);
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.rfind("fsrr: --realtime: this process may not use SCHED_FIFO (Operation not "
+                   "permitted)", 0) == 0);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+  CHECK_FALSE(f.exists("d"));  // the tree was not begun
+  // The same command with the capability replays.
+  CHECK(run(fmt::format("{} replay --realtime --no-progress {} {} >{} 2>&1", FSRR_BIN, f.trace,
+                        f.target, log)) == 0);
+  CHECK(f.size("d/paced") == 3 * 4096);
 }
 
 TEST_CASE("the timeline puts each op, and the bytes it moved, in the 100 ms slice it began in") {
