@@ -50,7 +50,8 @@ command add_replay(CLI::App& app) {
   sub->add_flag("--realtime", o->r.realtime,
                 "Timed modes: run the replay's threads SCHED_FIFO, so an op that is due is not "
                 "held up behind other threads for a scheduler slice; the machine's other "
-                "threads wait while they spin (needs root or CAP_SYS_NICE; refused otherwise)");
+                "threads wait whenever they run, spinning included (needs root, CAP_SYS_NICE "
+                "or an RLIMIT_RTPRIO of 2; refused otherwise)");
   sub->add_option("--report", o->report, "Write the report as JSON to this file");
   sub->add_flag("--force", o->r.force, "Replay into a non-empty TARGET");
   sub->add_flag("--strict", o->r.strict, "Stop at the first result that differs from the trace");

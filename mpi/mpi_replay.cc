@@ -246,6 +246,8 @@ int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay
   std::optional<trace_reader> trace;
   std::optional<rank_plan> plan;
   result<void> step = [&]() -> result<void> {
+    // Refused on any rank: refused on all, before rank 0 builds the tree.
+    if (options.realtime && options.timing != "afap") FSRR_TRY(realtime_allowed());
     auto t = trace_reader::open(trace_path);
     if (!t) return tl::unexpected(t.error());
     trace.emplace(std::move(*t));

@@ -14,7 +14,7 @@ result<replay_outcome> run_replay(trace_reader& trace, const replay_options& opt
   if (!mode) return tl::unexpected(mode.error());
   FSRR_TRY(check(schedule_options{*mode, options.speed}));
   if (!options.source) FSRR_TRY(options.data.check());
-  if (options.realtime) FSRR_TRY(realtime_allowed());
+  if (options.realtime && *mode != timing_mode::afap) FSRR_TRY(realtime_allowed());
   auto opened = target_root::open(options.target, options.maps);
   if (!opened) return tl::unexpected(opened.error());
   const target_root& target = *opened;

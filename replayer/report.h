@@ -87,7 +87,9 @@ struct replay_stats {
   uint64_t wall_ns = 0;
   uint64_t events = 0;   // events taken from the trace
   uint32_t threads = 0;  // replay threads used
-  uint32_t realtime_threads = 0;  // of the replay's threads, those that ran SCHED_FIFO
+  // Threads that ran SCHED_FIFO (--realtime): the replay threads (one started again for a
+  // thread's events after its exit counts again) and the thread that hands them their ops.
+  uint32_t realtime_threads = 0;
   std::array<op_stats, op_count> ops{};
   std::array<uint64_t, op_count> skipped{};       // modelled, not issued (clone, exec, chdir…)
   std::array<uint64_t, op_count> unreplayable{};  // mmap, AIO, io_uring

@@ -102,28 +102,40 @@ void thread_schedule::finished(const event& e, uint64_t end_ns) {
 }
 
 result<void> realtime_allowed() {
-  const realtime_policy probe(true, realtime_dispatcher);
+  const realtime_policy probe(true, realtime_issuer);  // the highest priority a replay asks for
   if (probe.active()) return {};
   return failure("--realtime: this process may not use SCHED_FIFO ({}): it needs root, "
-                 "CAP_SYS_NICE or an RLIMIT_RTPRIO, and real-time time in its cgroup",
-                 std::strerror(probe.error()));
+                 "CAP_SYS_NICE or an RLIMIT_RTPRIO of {}, and real-time time in its cgroup",
+                 std::strerror(probe.error()), realtime_issuer);
 }
 
+// sched_setscheduler(0, ...) is the calling thread's, as the kernel keeps it (glibc's
+// pthread_setschedparam keeps a copy of its own that new threads would be given).
 realtime_policy::realtime_policy(bool on, int priority) {
+  if (!on) return;
   sched_param old{};
-  if (!on || ::pthread_getschedparam(::pthread_self(), &policy_, &old) != 0) return;
+  policy_ = ::sched_getscheduler(0);
+  if (policy_ < 0 || ::sched_getparam(0, &old) != 0) {
+    error_ = errno;
+    return;
+  }
   old_priority_ = old.sched_priority;
   sched_param fifo{};
   fifo.sched_priority = priority;
-  error_ = ::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &fifo);
-  set_ = error_ == 0;
+  // Threads it starts (the trace's block loaders, replay threads) begin as ordinary threads:
+  // a replay thread raises itself, a loader must not take a CPU from one.
+  if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &fifo) != 0) {
+    error_ = errno;
+    return;
+  }
+  set_ = true;
 }
 
 realtime_policy::~realtime_policy() {
   if (!set_) return;
   sched_param old{};
   old.sched_priority = old_priority_;
-  ::pthread_setschedparam(::pthread_self(), policy_, &old);
+  ::sched_setscheduler(0, policy_, &old);
 }
 
 uint64_t wait_until(uint64_t due_ns, uint64_t spin_ns, const std::atomic<bool>& stop) {

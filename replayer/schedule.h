@@ -93,8 +93,9 @@ class thread_schedule {
   uint64_t replay_end_ = 0;
 };
 
-// The real-time priorities of a replay's threads (SCHED_FIFO, well below the kernel's own
-// threads at 50): the threads that issue ops above the one that hands ops to them.
+// The real-time priorities of a replay's threads (SCHED_FIFO, below threaded interrupt
+// handlers at 50, above every ordinary thread, kernel workers included): the threads that
+// issue ops above the one that hands ops to them.
 inline constexpr int realtime_issuer = 2, realtime_dispatcher = 1;
 
 // Whether this process may run threads SCHED_FIFO (root, CAP_SYS_NICE or an RLIMIT_RTPRIO,
@@ -102,7 +103,7 @@ inline constexpr int realtime_issuer = 2, realtime_dispatcher = 1;
 result<void> realtime_allowed();
 
 // The calling thread runs SCHED_FIFO at `priority` while this lives (when `on`, and allowed),
-// then goes back to its policy.
+// then goes back to its policy. Threads it starts meanwhile start as ordinary ones.
 class realtime_policy {
  public:
   realtime_policy(bool on, int priority);

@@ -196,17 +196,15 @@ TEST_CASE("faithful timing issues each op at its recorded offset from the start"
 
 namespace {
 
+// As the kernel has it.
 int calling_thread_policy() {
-  int policy = -1;
-  sched_param p{};
-  ::pthread_getschedparam(::pthread_self(), &policy, &p);
-  return policy;
+  return ::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
 }
 
 }  // namespace
 
 TEST_CASE("realtime: a timed replay's threads run SCHED_FIFO, and the caller's policy comes back") {
-  if (!require_root("SCHED_FIFO")) return;
+  if (!realtime_testable()) return;
   REQUIRE(calling_thread_policy() == SCHED_OTHER);
   engine_options o = afap();
   o.timing.mode = timing_mode::faithful;
@@ -219,6 +217,12 @@ TEST_CASE("realtime: a timed replay's threads run SCHED_FIFO, and the caller's p
     CHECK(s.threads == 3);
     CHECK(s.realtime_threads == 4);  // the three replay threads and the dispatcher
     CHECK(calling_thread_policy() == SCHED_OTHER);
+    o.timing.mode = timing_mode::think;
+    replay_fixture g;
+    record_rsync(g.trace, 6);
+    CHECK(g.replay(o).realtime_threads == 4);
+    CHECK(calling_thread_policy() == SCHED_OTHER);
+    o.timing.mode = timing_mode::faithful;
   }
   {
     replay_fixture f;
@@ -241,7 +245,7 @@ TEST_CASE("realtime: a timed replay's threads run SCHED_FIFO, and the caller's p
 }
 
 TEST_CASE("replay --realtime where SCHED_FIFO is not allowed stops before the tree, in one line") {
-  if (!require_root("dropping CAP_SYS_NICE")) return;
+  if (!realtime_testable()) return;
   replay_fixture f;
   record_paced(f.trace, 3, 1'000'000);
   const std::string log = f.dir / "log";

@@ -4,6 +4,8 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include "data_source.h"
@@ -15,6 +17,17 @@
 #include "trace_reader.h"
 
 namespace fsrr::test {
+
+// Whether the tests of --realtime can run: SCHED_FIFO allowed (root, or CAP_SYS_NICE, and
+// real-time time in the cgroup). Under CI=true they must: a refusal fails the test.
+inline bool realtime_testable() {
+  const auto allowed = realtime_allowed();
+  if (allowed) return true;
+  const char* ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true")
+    throw std::runtime_error(allowed.error().message + ", and CI=true forbids skipping");
+  return false;
+}
 
 inline engine_options afap() {
   engine_options o;

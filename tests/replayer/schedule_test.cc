@@ -1,8 +1,12 @@
 // Timing modes: when each op is due, and how precisely waiting hits that time.
+#include <sched.h>
+
 #include <cmath>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
+#include "replay_fixture.h"
 #include "schedule.h"
 
 using namespace fsrr;
@@ -115,4 +119,25 @@ TEST_CASE("a wait ends early when stop is set") {
   const uint64_t t0 = monotonic_ns();
   wait_until(t0 + 5'000'000'000ull, 100'000, stop);
   CHECK(monotonic_ns() - t0 < 100'000'000);
+}
+
+TEST_CASE("realtime_policy: SCHED_FIFO while it lives, threads it starts ordinary, then as before") {
+  if (!test::realtime_testable()) return;
+  const auto policy = [] { return ::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK; };
+  REQUIRE(policy() == SCHED_OTHER);
+  {
+    const realtime_policy rt(true, realtime_issuer);
+    REQUIRE(rt.active());
+    CHECK(policy() == SCHED_FIFO);
+    sched_param p{};
+    REQUIRE(::sched_getparam(0, &p) == 0);
+    CHECK(p.sched_priority == realtime_issuer);
+    int started = -1;
+    std::thread([&] { started = policy(); }).join();
+    CHECK(started == SCHED_OTHER);  // a block loader must not take the CPU from a replay thread
+  }
+  CHECK(policy() == SCHED_OTHER);
+  const realtime_policy off(false, realtime_issuer);
+  CHECK_FALSE(off.active());
+  CHECK(policy() == SCHED_OTHER);
 }
