@@ -266,6 +266,7 @@ nlohmann::json info_json(trace_reader& trace) {
       {"roots", roots},
       {"hosts", hosts},
       {"format_version", fmt::format("{}.{}", h.format_major, h.format_minor)},
+      {"time_unit_ns", h.time_unit_ns},
       {"kind", h.kind == trace_kind::snapshot ? "snapshot" : "recording"},
       {"writer", h.writer},
       {"complete", trace.complete()},

@@ -61,8 +61,9 @@ size_t group_encoder::bytes() const {
 void group_encoder::add(const event& e) {
   const uint32_t f = wire_fields(e.kind);
   cols_[c_op].push_back(static_cast<uint8_t>(e.kind));
-  put_varint(cols_[c_gap], zigzag(static_cast<int64_t>(e.ts - state_.prev_end)));
-  put_varint(cols_[c_dur], e.dur);
+  put_varint(cols_[c_gap],
+             zigzag(static_cast<int64_t>(e.ts - state_.prev_end) / static_cast<int64_t>(unit_)));
+  put_varint(cols_[c_dur], e.dur / unit_);
   put_varint(cols_[c_result], zigzag(wrap_sub(e.result, predicted_result(e, f))));
   if (f & F_FD) put_varint(cols_[c_fd], zigzag(e.fd));
   if (f & F_FD2) put_varint(cols_[c_fd2], zigzag(e.fd2));
@@ -106,6 +107,7 @@ result<void> group_decoder::decode(std::vector<event>& out, size_t max, uint64_t
   // store to an event.
   std::array<varint_reader, column_count> r = r_;
   column_state st = std::move(st_);
+  const uint64_t unit = in_.time_unit ? in_.time_unit : 1;
   struct put_back {
     group_decoder& d;
     std::array<varint_reader, column_count>& r;
@@ -127,8 +129,8 @@ result<void> group_decoder::decode(std::vector<event>& out, size_t max, uint64_t
     uint64_t gap, dur, res, v;
     if (!r[c_gap].get(gap) || !r[c_dur].get(dur) || !r[c_result].get(res))
       return fail("time or result column too short");
-    e.ts = st.prev_end + static_cast<uint64_t>(unzigzag(gap));
-    e.dur = dur;
+    e.ts = st.prev_end + static_cast<uint64_t>(unzigzag(gap)) * unit;
+    e.dur = dur * unit;
     const uint32_t f = m.fields;
 #define FIELD(bit, col, assign)                                  \
   if (f & bit) {                                                 \

@@ -88,7 +88,11 @@ inline int64_t predicted_result(const event& e, uint32_t fields) {
 
 class group_encoder {
  public:
-  explicit group_encoder(uint64_t first_ts) : first_ts_(first_ts) { state_.prev_end = first_ts; }
+  // Times of the events added must be multiples of `time_unit` ns (the writer rounds them).
+  explicit group_encoder(uint64_t first_ts, uint64_t time_unit = 1)
+      : first_ts_(first_ts), unit_(time_unit ? time_unit : 1) {
+    state_.prev_end = first_ts;
+  }
   void add(const event& e);
   uint32_t count() const { return count_; }
   uint64_t first_ts() const { return first_ts_; }
@@ -99,6 +103,7 @@ class group_encoder {
   std::array<std::vector<uint8_t>, column_count> cols_;
   uint32_t count_ = 0;
   uint64_t first_ts_;
+  uint64_t unit_;
   column_state state_;
 };
 
@@ -120,6 +125,7 @@ struct group_input {
   uint32_t count;
   uint64_t first_ts;
   std::array<std::span<const uint8_t>, column_count> cols;
+  uint64_t time_unit = 1;  // gap and dur are stored in these units of ns
 };
 result<void> decode_group(const group_input& in, const op_map& ops, std::vector<event>& out,
                           uint64_t& unknown);

@@ -150,6 +150,10 @@ result<void> trace_reader::impl::read_header(const frame_ref& f) {
                             format_major_hosts));
   header.format_major = h->format_major();
   header.format_minor = h->format_minor();
+  header.time_unit_ns = h->time_unit_ns() ? h->time_unit_ns() : 1;
+  if (header.time_unit_ns > max_time_unit_ns)
+    return fail(fmt::format("header: a time unit of {} ns (at most {})", header.time_unit_ns,
+                            max_time_unit_ns));
   header.writer = h->writer() ? h->writer()->str() : "";
   header.kind = h->kind() == fb::TraceKind::Snapshot ? trace_kind::snapshot : trace_kind::recording;
   header.clock_monotonic_ns = h->clock_monotonic_ns();
@@ -410,7 +414,7 @@ result<codec::group_input> trace_reader::impl::group_of(size_t i, const fb::Thre
   const uint32_t thread = g.thread();
   if (thread == no_id || thread >= threads.size())
     return fail_block(i, fmt::format("events of unknown thread {}", thread));
-  codec::group_input in{thread, g.count(), g.first_ts(), {}};
+  codec::group_input in{thread, g.count(), g.first_ts(), {}, header.time_unit_ns};
   const flatbuffers::Vector<uint8_t>* cols[codec::column_count] = {
       g.op(),   g.gap(),   g.dur(),    g.result(),  g.fd(),   g.fd2(),   g.file(), g.file2(),
       g.path(), g.path2(), g.offset(), g.offset2(), g.size(), g.flags(), g.mode(), g.aux()};

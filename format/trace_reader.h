@@ -22,7 +22,9 @@ namespace fsrr {
 
 inline constexpr uint16_t format_major = 1;
 // 1.1: roots, host ids, pauses; 1.2: derived, key id; 1.3: trace id; 1.4: hosts (merge)
-inline constexpr uint16_t format_minor = 4;
+inline constexpr uint16_t format_minor = 5;
+// The coarsest event time unit a trace may declare: a microsecond.
+inline constexpr uint32_t max_time_unit_ns = 1000;
 // A trace of several hosts (header_info::hosts) is written as 2.4: a reader of 1.x, which
 // knows no host indices, would take its hosts' threads and files for one host's and refuses
 // it by name instead. Everything else about it is 1.4.

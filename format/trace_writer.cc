@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -120,6 +121,7 @@ struct trace_writer::impl {
   std::unordered_map<thread_id, size_t> group_of;
   uint32_t chunk_events = 0;
   uint32_t chunk_limit = 0;  // grows to opt.chunk_events: a reader's first event comes fast
+  uint64_t time_unit = 1;    // event times are rounded down to multiples of it
   size_t chunk_bytes = 0;
   uint64_t chunk_min_ts = 0, chunk_max_ts = 0;
   uint64_t last_flush_ts = 0;
@@ -167,6 +169,7 @@ result<trace_writer> trace_writer::create(const std::string& path, const header_
   m->path = path;
   m->opt = options;
   m->chunk_limit = std::min<uint32_t>(options.chunk_events, 16384);
+  m->time_unit = std::clamp<uint32_t>(options.time_unit_ns, 1, max_time_unit_ns);
   const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options.overwrite ? O_TRUNC : O_EXCL);
   m->fd = ::open(path.c_str(), flags, 0600);
   if (m->fd < 0) {
@@ -246,6 +249,7 @@ void trace_writer::impl::write_header(const header_info& h) {
   fb::HeaderBuilder b(fbb);
   b.add_format_major(h.hosts.empty() ? format_major : format_major_hosts);
   b.add_format_minor(format_minor);
+  b.add_time_unit_ns(time_unit);
   b.add_writer(writer);
   b.add_kind(static_cast<fb::TraceKind>(h.kind));
   b.add_clock_monotonic_ns(h.clock_monotonic_ns);
@@ -356,11 +360,13 @@ path_id trace_writer::root_top(uint32_t root) const {
   return root <= 1 ? root_path : impl_->root_tops.at(root - 2);
 }
 
-void trace_writer::append(const event& e) {
+void trace_writer::append(const event& given) {
   auto& m = *impl_;
   if (m.finished) return;  // a caller's bug; the trace is closed
+  event e = given;
+  round_times(e, m.time_unit);
   auto [it, added] = m.group_of.try_emplace(e.thread, m.groups.size());
-  if (added) m.groups.emplace_back(e.ts);
+  if (added) m.groups.emplace_back(e.ts, m.time_unit);
   auto& g = m.groups[it->second];
   const size_t before = g.bytes();
   g.add(e);

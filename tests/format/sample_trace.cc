@@ -54,6 +54,7 @@ sample write_sample(const std::string& path, const writer_options& options, bool
     if (has(o, F_MODE)) e.mode = 0644;
     if (has(o, F_AUX)) e.aux = w.intern_string("user.aux" + std::to_string(i));
     w.append(e);
+    round_times(e, options.time_unit_ns);  // as the writer stores it
     s.events.push_back(e);
     s.paths.push_back(has(o, F_PATH) ? p : "");
   }
@@ -72,6 +73,7 @@ sample write_sample(const std::string& path, const writer_options& options, bool
     e.size = 131072;
     e.result = k == 199 ? 17 : 131072;
     w.append(e);
+    round_times(e, options.time_unit_ns);  // as the writer stores it
     s.events.push_back(e);
     s.paths.push_back("");
   }

@@ -84,8 +84,8 @@ TEST_CASE("the *xattrat and file_*attr calls come back with their fields and pri
       event& e = want.emplace_back();
       e.kind = kind;
       e.thread = t;
-      e.ts = 1000 * want.size();
-      e.dur = 500;
+      e.ts = 1024 * want.size();  // multiples of the writer's 16 ns
+      e.dur = 512;
       e.result = result;
       e.path = x;
       e.file = f;
@@ -224,7 +224,7 @@ TEST_CASE("the summary from the footer equals the one recomputed without it") {
     }
     CHECK(m.bytes_read == read);
     CHECK(m.bytes_written == written);
-    CHECK(m.first_ts == 5000);  // thread 1 starts first
+    CHECK(m.first_ts == 4992);  // thread 1 starts first, at 5000 ns, stored in 16 ns units
     CHECK(m.tree.files == 4);
     CHECK(m.tree.dirs == 1);
     CHECK(m.tree.symlinks == 1);
@@ -341,4 +341,58 @@ TEST_CASE(
     CHECK(events[k].offset == first[k].offset);
     CHECK(events[k].size == first[k].size);
   }
+}
+
+TEST_CASE("event times are kept in 16 ns units: entry and exit rounded down, order kept") {
+  test::temp_dir dir;
+  auto write = [&](const std::string& name, writer_options opt) {
+    trace_writer w = or_throw(trace_writer::create(dir / name, test::sample_header(), opt));
+    const thread_id t = w.add_thread({7, 7, 1, w.intern_string("sh"), 1});
+    const uint64_t times[][2] = {{1000, 15}, {1015, 100}, {5'000'000'017, 3}};
+    for (const auto& [ts, dur] : times) {
+      event e;
+      e.kind = op::close;
+      e.thread = t;
+      e.fd = 3;
+      e.ts = ts;
+      e.dur = dur;
+      w.append(e);
+    }
+    or_throw(w.finish());
+    return or_throw(trace_reader::open(dir / name));
+  };
+  trace_reader r = write("16.trace", writer_options{});
+  CHECK(r.header().time_unit_ns == 16);
+  CHECK(r.header().format_minor == 5);
+  auto got = read_all(r);
+  REQUIRE(got.size() == 3);
+  CHECK(got[0].ts == 992);  // 1000..1015 -> 992..1008
+  CHECK(got[0].dur == 16);
+  CHECK(got[1].ts == 1008);  // began as the first ended, and still does: 1015..1115
+  CHECK(got[1].dur == 96);
+  CHECK(got[2].ts == 5'000'000'016);  // 3 ns within one unit: no time at all
+  CHECK(got[2].dur == 0);
+  CHECK(r.summary().first_ts == 992);
+  CHECK(r.summary().last_ts == 5'000'000'016);
+
+  writer_options exact;
+  exact.time_unit_ns = 1;
+  trace_reader x = write("1.trace", exact);
+  CHECK(x.header().time_unit_ns == 1);
+  got = read_all(x);
+  REQUIRE(got.size() == 3);
+  CHECK(got[0].ts == 1000);
+  CHECK(got[0].dur == 15);
+  CHECK(got[2].ts == 5'000'000'017);
+  CHECK(got[2].dur == 3);
+
+  // A trace of format 1.0, before the unit: times in ns.
+  trace_reader old = or_throw(trace_reader::open(SOURCE_DIR "/traces/seed000-rsync.trace"));
+  CHECK(old.header().format_minor == 0);
+  CHECK(old.header().time_unit_ns == 1);
+  auto s = old.events();
+  event e;
+  bool odd = false;  // some time that is not a multiple of 16: read as written
+  for (int i = 0; i < 1000 && s.next(e); ++i) odd = odd || e.ts % 16 != 0 || e.dur % 16 != 0;
+  CHECK(odd);
 }

@@ -180,7 +180,7 @@ TEST_CASE("a merged trace merges again: its hosts come along", "[merge]") {
   {
     test::trace_builder b(c, host("gamma", 7'000'000, epoch - 250'000'000));  // the earliest
     const thread_id t = b.thread(5, 5, 3);
-    event& s = b.at(t, 1'000, op::stat, 0);
+    event& s = b.at(t, 1'024, op::stat, 0);  // a multiple of the writer's 16 ns
     s.path = b.path("/shared/log");
     b.finish();
   }
@@ -196,7 +196,7 @@ TEST_CASE("a merged trace merges again: its hosts come along", "[merge]") {
   CHECK(r.header().clock_realtime_ns == epoch - 250'000'000);
   const std::vector<event> ev = events_of(r);
   REQUIRE(ev.size() == 7);
-  CHECK(ev[0].ts == 1'000);
+  CHECK(ev[0].ts == 1'024);
   CHECK(r.thread(ev[0].thread).host == 2);
   CHECK(r.thread(ev[0].thread).fd_table == 3 + 2);  // after the merged trace's two tables
   CHECK(ev[1].ts == 251'000'000);
