@@ -15,12 +15,13 @@ void spit(const std::string& p, const std::vector<uint8_t>& data) {
       .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
 }
 
-std::vector<uint8_t> bare_header() {
+std::vector<uint8_t> bare_header(uint32_t time_unit_ns) {
   flatbuffers::FlatBufferBuilder fbb;
   const auto names = fbb.CreateVectorOfStrings({"read"});
   const auto fields = fbb.CreateVector(std::vector<uint32_t>{0});
   fb::HeaderBuilder h(fbb);
   h.add_format_major(format_major);
+  h.add_time_unit_ns(time_unit_ns);
   h.add_op_names(names);
   h.add_op_fields(fields);
   fbb.Finish(h.Finish(), "FSRH");

@@ -10,8 +10,8 @@
 namespace fsrr::test {
 
 // A header whose only op (code 0) carries no fields: an event then takes one byte in each of
-// the op, gap, dur and result columns.
-std::vector<uint8_t> bare_header();
+// the op, gap, dur and result columns. `time_unit_ns`: what it says event times count in.
+std::vector<uint8_t> bare_header(uint32_t time_unit_ns = 0);
 
 // Block 0: the root path, thread 1 ("sh"), and `count` events of thread 1 whose four columns
 // hold `column_bytes` zeros each. `blob`: bytes of the path-name blob beyond the names (none:

@@ -157,6 +157,29 @@ TEST_CASE("the summary of a trace without footer decodes a huge group a batch at
   CHECK(WEXITSTATUS(status) == 0);
 }
 
+TEST_CASE("a header's time unit is at most a microsecond, and times grow by it without overflow") {
+  test::temp_dir dir;
+  write_payloads(dir / "t.trace", {bare_header(1001), events_block(4, 4)});
+  const auto refused = trace_reader::open(dir / "t.trace");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message ==
+        dir / "t.trace" + ": header: a time unit of 1001 ns (at most 1000)");
+  // At 1 us, four events each 0 units after the last.
+  write_payloads(dir / "t.trace", {bare_header(1000), events_block(4, 4)});
+  trace_reader r = or_throw(trace_reader::open(dir / "t.trace"));
+  CHECK(r.header().time_unit_ns == 1000);
+  auto s = r.events();
+  event e;
+  int n = 0;
+  while (s.next(e)) {
+    CHECK(e.ts == 0);
+    CHECK(e.dur == 0);
+    ++n;
+  }
+  CHECK(s.status());
+  CHECK(n == 4);
+}
+
 TEST_CASE("a group claiming more events than its op column holds is refused") {
   test::temp_dir dir;
   write_payloads(dir / "t.trace", {bare_header(), events_block(4096 * 3 + 1, 4096 * 3)});
