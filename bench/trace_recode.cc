@@ -1,5 +1,6 @@
 // trace_recode IN OUT: read a trace and write it again with this build's writer: the same
-// events, tables and tree, re-encoded. For comparing encodings on one recording.
+// events (their times rounded to the writer's default unit, 16 ns), tables and tree,
+// re-encoded. For comparing encodings on one recording.
 #include <cstdlib>
 
 #include <fmt/format.h>

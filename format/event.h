@@ -146,8 +146,8 @@ struct host_info {
 struct header_info {
   uint16_t format_major = 0;  // filled by the writer
   uint16_t format_minor = 0;
-  // Filled by the writer (writer_options::time_unit_ns) and the reader: event times are
-  // multiples of it.
+  // Event times are multiples of it. Filled by the reader; the writer ignores it and writes
+  // writer_options::time_unit_ns.
   uint32_t time_unit_ns = 1;
   std::string writer;         // "fsrr 0.1.0"
   trace_kind kind = trace_kind::recording;

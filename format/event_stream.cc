@@ -48,10 +48,14 @@ struct trace_reader::event_stream::impl {
     const event* end;
     group_state* g;
     decoded* block;
-    bool before(const cursor& o) const {  // strict ordering key: (ts, thread, block)
+    // Strict ordering key: (ts, end, thread, block), and a thread's own events in its order.
+    // Of two ops that begin at one time, one that takes no time (an fd_bind, or an op shorter
+    // than the trace's time unit) comes first: it ended before the other began.
+    bool before(const cursor& o) const {
       if (at->ts != o.at->ts) return at->ts < o.at->ts;
-      if (at->thread != o.at->thread) return at->thread < o.at->thread;
-      return block->index < o.block->index;
+      if (at->thread == o.at->thread) return block->index < o.block->index;
+      if (at->dur != o.at->dur) return at->dur < o.at->dur;
+      return at->thread < o.at->thread;
     }
   };
   // A binary min-heap of cursors, by hand for replace_top: switching from the current

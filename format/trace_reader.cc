@@ -144,10 +144,12 @@ result<void> trace_reader::impl::read_header(const frame_ref& f) {
   flatbuffers::Verifier v(payload.data(), payload.size(), verifier_options());
   if (!v.VerifyBuffer<fb::Header>("FSRH")) return fail("header: not a valid fsrr header");
   const auto* h = flatbuffers::GetRoot<fb::Header>(payload.data());
-  if (h->format_major() != format_major && h->format_major() != format_major_hosts)
-    return fail(fmt::format("format version {}.{} is not supported (this fsrr reads {}.x and {}.x)",
-                            h->format_major(), h->format_minor(), format_major,
-                            format_major_hosts));
+  if (h->format_major() != format_major && h->format_major() != format_major_hosts &&
+      h->format_major() != format_major_units)
+    return fail(fmt::format(
+        "format version {}.{} is not supported (this fsrr reads {}.x, {}.x and {}.x)",
+        h->format_major(), h->format_minor(), format_major, format_major_hosts,
+        format_major_units));
   header.format_major = h->format_major();
   header.format_minor = h->format_minor();
   header.time_unit_ns = h->time_unit_ns() ? h->time_unit_ns() : 1;

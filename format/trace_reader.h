@@ -21,14 +21,18 @@
 namespace fsrr {
 
 inline constexpr uint16_t format_major = 1;
-// 1.1: roots, host ids, pauses; 1.2: derived, key id; 1.3: trace id; 1.4: hosts (merge)
+// 1.1: roots, host ids, pauses; 1.2: derived, key id; 1.3: trace id; 1.4: hosts (merge);
+// 1.5: event times in units of the header's time_unit_ns
 inline constexpr uint16_t format_minor = 5;
 // The coarsest event time unit a trace may declare: a microsecond.
 inline constexpr uint32_t max_time_unit_ns = 1000;
-// A trace of several hosts (header_info::hosts) is written as 2.4: a reader of 1.x, which
-// knows no host indices, would take its hosts' threads and files for one host's and refuses
-// it by name instead. Everything else about it is 1.4.
+// A trace of several hosts (header_info::hosts) and times in ns is written as 2.5: a reader of
+// 1.x, which knows no host indices, would take its hosts' threads and files for one host's and
+// refuses it by name instead.
 inline constexpr uint16_t format_major_hosts = 2;
+// A trace whose times count in units above 1 ns (a recording's: 16 ns), hosts or not, is
+// written as 3.5: a reader of 1.x or 2.x would take each unit for a nanosecond.
+inline constexpr uint16_t format_major_units = 3;
 
 class trace_reader {
  public:

@@ -247,7 +247,9 @@ void trace_writer::impl::write_header(const header_info& h) {
   }
   const auto hosts = h.hosts.empty() ? 0 : fbb.CreateVector(host_list);
   fb::HeaderBuilder b(fbb);
-  b.add_format_major(h.hosts.empty() ? format_major : format_major_hosts);
+  b.add_format_major(time_unit > 1       ? format_major_units
+                     : h.hosts.empty() ? format_major
+                                       : format_major_hosts);
   b.add_format_minor(format_minor);
   b.add_time_unit_ns(time_unit);
   b.add_writer(writer);

@@ -33,7 +33,7 @@ struct writer_options {
 // multiple of `unit` ns (writer_options::time_unit_ns).
 inline void round_times(event& e, uint64_t unit) {
   if (unit <= 1) return;
-  const uint64_t end = (e.ts + e.dur) / unit * unit;
+  const uint64_t end = (e.dur > UINT64_MAX - e.ts ? UINT64_MAX : e.ts + e.dur) / unit * unit;
   e.ts = e.ts / unit * unit;
   e.dur = end - e.ts;
 }

@@ -5,9 +5,12 @@
 namespace fsrr::transform {
 namespace {
 
-writer_options options(bool force) {
+// A trace made from another keeps its time unit: rounding a trace of ns to 16 ns would
+// change its times.
+writer_options options(const trace_reader& in, bool force) {
   writer_options o;
   o.overwrite = force;
+  o.time_unit_ns = in.header().time_unit_ns;
   return o;
 }
 
@@ -30,7 +33,7 @@ bool kept_path(std::string_view path, const std::vector<std::string>& prefixes) 
 result<trace_rewriter> trace_rewriter::create(trace_reader& in, const std::string& out,
                                               const header_info& header, bool force,
                                               rewrite_hooks hooks) {
-  auto w = trace_writer::create(out, header, options(force));
+  auto w = trace_writer::create(out, header, options(in, force));
   if (!w) return tl::unexpected(w.error());
   auto owned = std::make_unique<trace_writer>(std::move(*w));
   trace_writer& ref = *owned;

@@ -29,7 +29,7 @@ std::vector<uint8_t> bare_header(uint32_t time_unit_ns) {
 }
 
 std::vector<uint8_t> events_block(uint32_t count, size_t column_bytes, size_t blob,
-                                  uint64_t min_ts) {
+                                  uint64_t min_ts, uint8_t gap_byte, uint8_t dur_byte) {
   flatbuffers::FlatBufferBuilder fbb;
   const std::vector<uint8_t> zeros(column_bytes, 0);
   const auto parent = fbb.CreateVector(std::vector<uint32_t>{0});
@@ -55,7 +55,9 @@ std::vector<uint8_t> events_block(uint32_t count, size_t column_bytes, size_t bl
   d.add_thread_fd_table(comm);
   const auto defs = d.Finish();
   const auto col = [&] { return fbb.CreateVector(zeros); };
-  const auto op = col(), gap = col(), dur = col(), result = col();
+  const auto op = col(), result = col();
+  const auto gap = fbb.CreateVector(std::vector<uint8_t>(column_bytes, gap_byte));
+  const auto dur = fbb.CreateVector(std::vector<uint8_t>(column_bytes, dur_byte));
   fb::ThreadEventsBuilder t(fbb);
   t.add_thread(1);
   t.add_count(count);

@@ -15,9 +15,10 @@ std::vector<uint8_t> bare_header(uint32_t time_unit_ns = 0);
 
 // Block 0: the root path, thread 1 ("sh"), and `count` events of thread 1 whose four columns
 // hold `column_bytes` zeros each. `blob`: bytes of the path-name blob beyond the names (none:
-// 0); `min_ts`: what the chunk says its first time is.
+// 0); `min_ts`: what the chunk says its first time is; `gap`, `dur`: the byte each of those
+// columns holds instead of zeros (a one-byte varint: 2 is a gap of +1 unit, 3 a duration of 3).
 std::vector<uint8_t> events_block(uint32_t count, size_t column_bytes, size_t blob = 0,
-                                  uint64_t min_ts = 0);
+                                  uint64_t min_ts = 0, uint8_t gap = 0, uint8_t dur = 0);
 
 // A footer whose block index (a vector of 8-byte aligned structs) starts at 4 mod 8, which
 // the FlatBuffers verifier lets through: it checks only the length field's alignment.

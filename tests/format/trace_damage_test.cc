@@ -174,17 +174,17 @@ TEST_CASE("an unknown major version is refused by name") {
   const auto names = fbb.CreateVectorOfStrings(std::vector<std::string>{"read"});
   const auto fields = fbb.CreateVector(std::vector<uint32_t>{F_FD});
   fb::HeaderBuilder b(fbb);
-  b.add_format_major(3);
+  b.add_format_major(4);
   b.add_format_minor(0);
   b.add_op_names(names);
   b.add_op_fields(fields);
   fbb.Finish(b.Finish(), "FSRH");
   const auto frame =
       container::skippable_frame(container::header_magic, {fbb.GetBufferPointer(), fbb.GetSize()});
-  spit(dir / "v3.trace", frame, frame.size());
+  spit(dir / "v4.trace", frame, frame.size());
   CHECK_THROWS_WITH(
-      or_throw(trace_reader::open(dir / "v3.trace")),
-      Catch::Contains("format version 3.0 is not supported (this fsrr reads 1.x and 2.x)"));
+      or_throw(trace_reader::open(dir / "v4.trace")),
+      Catch::Contains("format version 4.0 is not supported (this fsrr reads 1.x, 2.x and 3.x)"));
 }
 
 TEST_CASE("files that are not traces are refused in one line") {

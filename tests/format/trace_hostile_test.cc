@@ -164,16 +164,16 @@ TEST_CASE("a header's time unit is at most a microsecond, and times grow by it w
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message ==
         dir / "t.trace" + ": header: a time unit of 1001 ns (at most 1000)");
-  // At 1 us, four events each 0 units after the last.
-  write_payloads(dir / "t.trace", {bare_header(1000), events_block(4, 4)});
+  // At 1 us, four events each 1 unit after the last ended, each 3 units long.
+  write_payloads(dir / "t.trace", {bare_header(1000), events_block(4, 4, 0, 0, 2, 3)});
   trace_reader r = or_throw(trace_reader::open(dir / "t.trace"));
   CHECK(r.header().time_unit_ns == 1000);
   auto s = r.events();
   event e;
   int n = 0;
   while (s.next(e)) {
-    CHECK(e.ts == 0);
-    CHECK(e.dur == 0);
+    CHECK(e.ts == 1000 + 4000 * static_cast<uint64_t>(n));
+    CHECK(e.dur == 3000);
     ++n;
   }
   CHECK(s.status());

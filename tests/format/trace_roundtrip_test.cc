@@ -19,7 +19,9 @@ namespace {
 
 std::vector<event> time_order(std::vector<event> v) {
   std::stable_sort(v.begin(), v.end(), [](const event& a, const event& b) {
-    return a.ts != b.ts ? a.ts < b.ts : a.thread < b.thread;
+    // as the reader merges threads (no thread of the sample has two events at one time)
+    if (a.ts != b.ts) return a.ts < b.ts;
+    return a.dur != b.dur ? a.dur < b.dur : a.thread < b.thread;
   });
   return v;
 }
@@ -152,7 +154,7 @@ TEST_CASE("the header comes back as written") {
   trace_reader r = or_throw(trace_reader::open(dir / "t.trace"));
   const auto want = test::sample_header();
   const auto& h = r.header();
-  CHECK(h.format_major == format_major);
+  CHECK(h.format_major == format_major_units);  // times in 16 ns units
   CHECK(h.format_minor == format_minor);
   CHECK(h.writer == want.writer);
   CHECK(h.kind == trace_kind::recording);
@@ -363,6 +365,7 @@ TEST_CASE("event times are kept in 16 ns units: entry and exit rounded down, ord
   };
   trace_reader r = write("16.trace", writer_options{});
   CHECK(r.header().time_unit_ns == 16);
+  CHECK(r.header().format_major == 3);  // an older reader would take 16 ns for 1: it refuses
   CHECK(r.header().format_minor == 5);
   auto got = read_all(r);
   REQUIRE(got.size() == 3);
@@ -379,6 +382,7 @@ TEST_CASE("event times are kept in 16 ns units: entry and exit rounded down, ord
   exact.time_unit_ns = 1;
   trace_reader x = write("1.trace", exact);
   CHECK(x.header().time_unit_ns == 1);
+  CHECK(x.header().format_major == 1);
   got = read_all(x);
   REQUIRE(got.size() == 3);
   CHECK(got[0].ts == 1000);

@@ -14,6 +14,7 @@
 #include "trace_builder.h"
 #include "trace_error.h"
 #include "trace_reader.h"
+#include "trace_writer.h"
 
 using namespace fsrr;
 using namespace fsrr::transform;
@@ -137,4 +138,39 @@ TEST_CASE("a rewriter that cannot finish says why and removes its output") {
   struct stat st;
   CHECK(::stat((tmp / "out.trace").c_str(), &st) != 0);
   CHECK(errno == ENOENT);
+}
+
+TEST_CASE("a rewritten trace keeps its input's time unit: a trace of nanoseconds stays one") {
+  test::temp_dir tmp;
+  writer_options ns;
+  ns.time_unit_ns = 1;
+  {
+    header_info h;
+    h.writer = "test";
+    trace_writer w = or_throw(trace_writer::create(tmp / "in.trace", h, ns));
+    event e;
+    e.kind = op::close;
+    e.thread = w.add_thread({7, 7, 1, w.intern_string("sh"), 1});
+    e.fd = 3;
+    e.ts = 1001;
+    e.dur = 7;
+    w.append(e);
+    or_throw(w.finish());
+  }
+  trace_reader in = or_throw(trace_reader::open(tmp / "in.trace"));
+  REQUIRE(in.header().time_unit_ns == 1);
+  {
+    auto w = or_throw(trace_rewriter::create(in, tmp / "out.trace", in.header(), false));
+    auto events = in.events();
+    for (event e; events.next(e);) w.append(e);
+    or_throw(w.finish());
+  }
+  trace_reader out = or_throw(trace_reader::open(tmp / "out.trace"));
+  CHECK(out.header().time_unit_ns == 1);
+  CHECK(out.header().format_major == 1);
+  auto events = out.events();
+  event e;
+  REQUIRE(events.next(e));
+  CHECK(e.ts == 1001);
+  CHECK(e.dur == 7);
 }
