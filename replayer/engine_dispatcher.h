@@ -32,25 +32,12 @@ inline bool issued_op(op k) {
 
 // An afap replay's threads hand work to each other all the time: as SCHED_BATCH threads, one
 // that is woken waits for a free CPU or the tick instead of preempting the thread that woke it,
-// which would then wait itself. Restores the thread's policy when it goes.
-class batch_policy {
- public:
-  explicit batch_policy(bool on) {
-    if (!on || ::pthread_getschedparam(::pthread_self(), &policy_, &param_) != 0) return;
-    const sched_param batch{};
-    set_ = policy_ == SCHED_OTHER &&
-           ::pthread_setschedparam(::pthread_self(), SCHED_BATCH, &batch) == 0;
-  }
-  ~batch_policy() {
-    if (set_) ::pthread_setschedparam(::pthread_self(), policy_, &param_);
-  }
-  batch_policy(const batch_policy&) = delete;
-  batch_policy& operator=(const batch_policy&) = delete;
-
- private:
-  int policy_ = SCHED_OTHER;
-  sched_param param_{};
-  bool set_ = false;
+// which would then wait itself. Only an ordinary thread is made one; its policy comes back
+// when this goes.
+struct batch_policy : thread_policy {
+  explicit batch_policy(bool on)
+      : thread_policy(on && (::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_OTHER,
+                      SCHED_BATCH, 0) {}
 };
 
 // A working directory of the calling thread's own for the replay (op_runner enters the

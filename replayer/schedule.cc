@@ -109,9 +109,7 @@ result<void> realtime_allowed() {
                  std::strerror(probe.error()), realtime_issuer);
 }
 
-// sched_setscheduler(0, ...) is the calling thread's, as the kernel keeps it (glibc's
-// pthread_setschedparam keeps a copy of its own that new threads would be given).
-realtime_policy::realtime_policy(bool on, int priority) {
+thread_policy::thread_policy(bool on, int policy, int priority) {
   if (!on) return;
   sched_param old{};
   policy_ = ::sched_getscheduler(0);
@@ -120,18 +118,16 @@ realtime_policy::realtime_policy(bool on, int priority) {
     return;
   }
   old_priority_ = old.sched_priority;
-  sched_param fifo{};
-  fifo.sched_priority = priority;
-  // Threads it starts (the trace's block loaders, replay threads) begin as ordinary threads:
-  // a replay thread raises itself, a loader must not take a CPU from one.
-  if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &fifo) != 0) {
+  sched_param wanted{};
+  wanted.sched_priority = priority;
+  if (::sched_setscheduler(0, policy, &wanted) != 0) {
     error_ = errno;
     return;
   }
   set_ = true;
 }
 
-realtime_policy::~realtime_policy() {
+thread_policy::~thread_policy() {
   if (!set_) return;
   sched_param old{};
   old.sched_priority = old_priority_;

@@ -5,6 +5,8 @@
 // before the target, then spins, because a sleeping thread wakes tens of microseconds late.
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstdint>
 #include <string_view>
@@ -102,14 +104,15 @@ inline constexpr int realtime_issuer = 2, realtime_dispatcher = 1;
 // and a cgroup with real-time time to give): tried on the calling thread, then undone.
 result<void> realtime_allowed();
 
-// The calling thread runs SCHED_FIFO at `priority` while this lives (when `on`, and allowed),
-// then goes back to its policy. Threads it starts meanwhile start as ordinary ones.
-class realtime_policy {
+// The calling thread runs `policy` at `priority` while this lives (when `on`, and allowed),
+// then goes back to its own. Set with sched_setscheduler on the thread as the kernel keeps it
+// (glibc's pthread_setschedparam keeps a copy of its own that new threads would be given).
+class thread_policy {
  public:
-  realtime_policy(bool on, int priority);
-  ~realtime_policy();
-  realtime_policy(const realtime_policy&) = delete;
-  realtime_policy& operator=(const realtime_policy&) = delete;
+  thread_policy(bool on, int policy, int priority);
+  ~thread_policy();
+  thread_policy(const thread_policy&) = delete;
+  thread_policy& operator=(const thread_policy&) = delete;
   bool active() const { return set_; }
   int error() const { return error_; }  // why it is not active: an errno value, or 0
 
@@ -118,6 +121,13 @@ class realtime_policy {
   int error_ = 0;
   int old_priority_ = 0;
   bool set_ = false;
+};
+
+// SCHED_FIFO at `priority`; threads it starts meanwhile start as ordinary ones: a replay
+// thread raises itself, a block loader must not take a CPU from one.
+struct realtime_policy : thread_policy {
+  realtime_policy(bool on, int priority)
+      : thread_policy(on, SCHED_FIFO | SCHED_RESET_ON_FORK, priority) {}
 };
 
 // Sleeps, then spins, until monotonic_ns() >= due_ns or `stop` is set; returns the time it

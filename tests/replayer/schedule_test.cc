@@ -141,3 +141,14 @@ TEST_CASE("realtime_policy: SCHED_FIFO while it lives, threads it starts ordinar
   CHECK_FALSE(off.active());
   CHECK(policy() == SCHED_OTHER);
 }
+
+TEST_CASE("thread_policy: SCHED_BATCH while it lives, then as before (no privilege needed)") {
+  const auto policy = [] { return ::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK; };
+  REQUIRE(policy() == SCHED_OTHER);
+  {
+    const thread_policy batch(true, SCHED_BATCH, 0);
+    CHECK(batch.active());
+    CHECK(policy() == SCHED_BATCH);
+  }
+  CHECK(policy() == SCHED_OTHER);
+}
