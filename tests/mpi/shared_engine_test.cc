@@ -123,7 +123,11 @@ TEST_CASE(
   CHECK(mover.events == 2);
   CHECK(test::count(mover, op::rename) == 1);
   CHECK(test::count(maker, op::rename) == 0);
-  CHECK(mover.remote_waits == 1);  // the rename, for the close of the new file
+  // The rename waits for the close of the new file when the maker is still writing as the
+  // mover gets there; its engine first settles the maker's 2,005 ops, and under ASan on two
+  // busy CPUs the maker was once done by then (0 waits). The order itself is what the files
+  // below show: moved, with the 5 bytes written before the close.
+  CHECK(mover.remote_waits <= 1);
   CHECK(maker.remote_waits == 0);
   CHECK(f.exists("d/moved"));
   CHECK_FALSE(f.exists("d/made"));
