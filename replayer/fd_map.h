@@ -115,7 +115,10 @@ class fd_map {
     // The binding the kernel had already dropped when it gave this fd number out again, as
     // far as the trace's entry-time order can tell: a close in one thread may enter after an
     // open in another that then returns the closed number. Until the open's exit (`since`),
-    // events on the fd mean `prev`.
+    // events on the fd mean `prev`. Times rounded to the trace's unit (16 ns) keep that
+    // order: an op that still used the old binding entered before the kernel gave the number
+    // out again, and that is the open's whole return path (its exit probe included) before
+    // `since`, hundreds of nanoseconds, so its rounded time stays below `since`.
     handle_id prev = no_handle;
     uint64_t since = 0;
   };

@@ -125,6 +125,19 @@ thread_policy::thread_policy(bool on, int policy, int priority) {
     return;
   }
   set_ = true;
+  // What the thread runs as is the kernel's word, not the call's return: read it back.
+  sched_param now{};
+  const int got = ::sched_getscheduler(0);
+  if (got < 0 || ::sched_getparam(0, &now) != 0) {
+    error_ = errno;
+    return;
+  }
+  const int mask = ~SCHED_RESET_ON_FORK;
+  if ((got & mask) != (policy & mask) || now.sched_priority != priority) {
+    error_ = EPERM;
+    return;
+  }
+  confirmed_ = true;
 }
 
 thread_policy::~thread_policy() {

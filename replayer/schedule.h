@@ -113,14 +113,16 @@ class thread_policy {
   ~thread_policy();
   thread_policy(const thread_policy&) = delete;
   thread_policy& operator=(const thread_policy&) = delete;
-  bool active() const { return set_; }
+  // The kernel reports the thread at that policy and priority.
+  bool active() const { return confirmed_; }
   int error() const { return error_; }  // why it is not active: an errno value, or 0
 
  private:
   int policy_ = 0;
   int error_ = 0;
   int old_priority_ = 0;
-  bool set_ = false;
+  bool set_ = false;  // changed: the destructor puts the old policy back
+  bool confirmed_ = false;
 };
 
 // SCHED_FIFO at `priority`; threads it starts meanwhile start as ordinary ones: a replay
