@@ -5,6 +5,9 @@
 #           build scripts and package managers start them
 #   paced   one python process writing 50 files with pauses of 1-50 ms (12 s)
 #   rsync   rsync -aAHX of the seed tree at SCALE (default 1: 111,100 files; 0 leaves it out)
+#   rsync/2 the same trace at --speed 0.5: half the CPU a second, to tell what the machine's
+#           two cores cost (the full-speed replay keeps them ~73% busy, as the copy did) from
+#           what the replayer's scheduling costs
 # Each replay runs twice a round, interleaved: as by default, and with --realtime (the replay's
 # threads SCHED_FIFO; as root only). For each workload and way: the recorded and replayed
 # durations (target: within 1%) and the lateness percentiles of the median round (target: p99
@@ -49,35 +52,39 @@ if [[ $scale != 0 ]]; then
   bench/make_seed_tree.sh "$work/rsync-src" "$scale" >/dev/null
   record rsync "$work" rsync -aAHX rsync-src/ rsync-dst
   rm -rf "$work/rsync-dst"
-  workloads="$workloads rsync"
+  workloads="$workloads rsync rsync/2"
 fi
 
 ways="default"
 chrt -f 2 true 2>/dev/null && ways="default realtime"  # SCHED_FIFO 2 is allowed here
 for w in $workloads; do
+  trace=${w%/2} speed=1
+  [[ $w == */2 ]] && speed=0.5
+  tag=${w/\//-half}
   for r in $(seq "$rounds"); do
     for way in $ways; do
       extra=()
       [[ $way == realtime ]] && extra=(--realtime)
       rm -rf "$work/target"
       mkdir "$work/target"
-      "$fsrr" replay "$work/$w.trace" "$work/target" --timing faithful --no-progress \
-        "${extra[@]}" --report "$work/$w.$way.$r.json" >/dev/null
+      "$fsrr" replay "$work/$trace.trace" "$work/target" --timing faithful --speed "$speed" \
+        --no-progress "${extra[@]}" --report "$work/$tag.$way.$r.json" >/dev/null
     done
   done
   rm -rf "$work/target"
   for way in $ways; do
-    python3 - "$fsrr" "$work/$w.trace" "$w" "$way" "$work"/"$w".$way.*.json <<'PY'
+    python3 - "$fsrr" "$work/$trace.trace" "$w" "$way" "$speed" "$work"/"$tag".$way.*.json <<'PY'
 import json, subprocess, sys
-fsrr, trace, name, way, reports = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+fsrr, trace, name, way, speed, reports = sys.argv[1:6] + [sys.argv[6:]]
 info = json.loads(subprocess.check_output([fsrr, "info", trace, "--json"]))
-rec = info["duration_ns"] / 1e9
+rec = info["duration_ns"] / 1e9 / float(speed)  # as the replay should take
 runs = sorted((json.load(open(p)) for p in reports), key=lambda j: j["lateness_ns"]["p99"])
 mid = runs[len(runs) // 2]
 late = mid["lateness_ns"]
 got = mid["wall_ns"] / 1e9
 p99s = ", ".join(f"{j['lateness_ns']['p99'] / 1e3:.0f}" for j in runs)
-print(f"{name:6} {way:8} {info['events']:>9} events, {info['threads']:>4} threads: recorded "
+due = "recorded" if float(speed) == 1 else f"recorded x {1 / float(speed):g}"
+print(f"{name:7} {way:8} {info['events']:>9} events, {info['threads']:>4} threads: {due} "
       f"{rec:.3f} s, replayed {got:.3f} s ({100 * (got - rec) / rec:+.2f}%), lateness p50 "
       f"{late['p50'] / 1e3:.0f} us, p99 {late['p99'] / 1e3:.0f} us, max {late['max'] / 1e3:.0f} us "
       f"(p99 of the {len(runs)} rounds: {p99s} us; target <= 200)")
