@@ -61,6 +61,9 @@ command add_compare(CLI::App& app) {
                   "pace), as replay")
       ->check(CLI::IsMember({"faithful", "think", "afap"}))
       ->capture_default_str();
+  sub->add_flag("--realtime", o->c.realtime,
+                "Timed modes: the replay's threads run SCHED_FIFO, as replay --realtime "
+                "(refused before any file system is made where that is not allowed)");
   sub->add_option("--data", o->data, "Generated file contents: zero, random or compress:RATIO")
       ->capture_default_str();
   sub->add_option("--dedupe", o->dedupe, "Percentage of 4 KiB blocks that repeat shared blocks")

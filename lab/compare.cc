@@ -23,6 +23,7 @@
 #include "made_fs.h"
 #include "placement.h"
 #include "replay.h"
+#include "schedule.h"
 #include "verify.h"
 
 namespace fsrr::lab {
@@ -183,6 +184,7 @@ class comparison {
       ro.ratios = ratios_;
       ro.timing = o_.timing;
       ro.issue_all = o_.issue_all;
+      ro.realtime = o_.realtime;
       // Owners as recorded when root: a chown to another owner is the work a file system is
       // measured doing. Set-id bits and privileged xattrs stay out (privilege.h).
       ro.privilege.owners = ::geteuid() == 0;
@@ -402,6 +404,8 @@ compare_cost& compare_cost::operator+=(const compare_cost& o) {
 result<compare_outcome> run_compare(const compare_options& o) {
   if (::geteuid() != 0) return failure("compare makes and mounts file systems: run it as root");
   if (o.fs.empty()) return failure("compare: give at least one --fs");
+  const bool realtime = o.realtime && o.timing != "afap";  // as replay: timed modes only
+  if (realtime) FSRR_TRY(realtime_allowed());  // before any image is made
   const uint64_t start = monotonic_ns();
   std::string images = o.images;
   bool own_images = false;
@@ -466,6 +470,7 @@ result<compare_outcome> run_compare(const compare_options& o) {
                 {"command", h.command},
                 {"runs", std::max(1u, o.runs)},
                 {"timing", o.timing},
+                {"realtime", realtime},
                 {"data", o.data.describe()},
                 {"repeat", std::max(1u, o.repeat)},
                 {"placement",

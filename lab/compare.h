@@ -30,6 +30,7 @@ struct compare_options {
   fs_spec source_fs;         // what the read-only directories are prepared on
   bool all_on_test = false;  // no source file system
   bool issue_all = false;    // replay's --issue-all
+  bool realtime = false;     // replay's --realtime (timed modes; refused where not allowed)
   std::string baseline;      // an earlier compare.json
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(const std::string&)> say;  // progress, a line at a time

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -217,6 +218,46 @@ TEST_CASE("compare refuses what it cannot use, with one line and nothing made", 
   CHECK(run(fmt::format("{} compare {} --fs tmpfs -o {} 2>{}", FSRR_BIN, rec.trace,
                         images / "occupied", out / "e4")) == 1);
   CHECK(slurp(out / "e4") == "fsrr: -o " + images / "occupied" + ": not a directory\n");
+}
+
+TEST_CASE(
+    "compare --realtime replays at the recorded pace SCHED_FIFO; where that is not "
+    "allowed it stops in one line before any file system is made",
+    "[compare]") {
+  if (!can_record() || !require_root("compare")) return;
+  if (run("chrt -f 2 true 2>/dev/null") != 0) {  // root in a cgroup without real-time time
+    const char* ci = std::getenv("CI");
+    if (ci && std::string(ci) == "true")
+      FAIL("SCHED_FIFO is not allowed, and CI=true forbids skipping");
+    WARN("skipped: SCHED_FIFO at priority 2 is not allowed here");
+    return;
+  }
+  auto& rec = recorded_rsync::get();
+  temp_dir out("/dev/shm"), images("/dev/shm");
+  const std::string cmd =
+      fmt::format("{} compare {} --fs ext4 --runs 1 --timing faithful --realtime --images {} -o {}",
+                  FSRR_BIN, rec.trace, images.path(), out.path());
+  // No CAP_SYS_NICE and no RLIMIT_RTPRIO: root, but not allowed SCHED_FIFO.
+  CHECK(run("prlimit --rtprio=0:0 setpriv --inh-caps=-sys_nice --bounding-set=-sys_nice " + cmd +
+            " >/dev/null 2>" + out / "e1") == 1);
+  CHECK(slurp(out / "e1") ==
+        "fsrr: --realtime: this process may not use SCHED_FIFO (Operation not permitted): it "
+        "needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO of 2, and real-time time in its cgroup\n");
+  CHECK(files_in(images.path()) == 0);  // no image, no mount point
+  CHECK(files_in(out.path()) == 1);     // e1 alone: no compare.json
+  const int status = run(cmd + " >/dev/null 2>" + out / "log.txt");
+  INFO(slurp(out / "log.txt"));
+  REQUIRE(status == 0);
+  const auto result = nlohmann::json::parse(slurp(out / "compare.json"));
+  CHECK(result["timing"] == "faithful");
+  CHECK(result["realtime"] == true);
+  const auto& run0 = result["fs"][0]["runs"][0];
+  CHECK(run0["timing"] == "faithful");
+  // every recorded thread's replay thread, and the one that hands them their ops
+  CHECK(run0["realtime_threads"].get<uint64_t>() == run0["threads"].get<uint64_t>() + 1);
+  CHECK(run0["mismatches"] == 0);
+  CHECK(result["fs"][0]["verify"] == true);
+  CHECK(left_behind(images.path()) == "");
 }
 
 TEST_CASE("compare overwrites an earlier result only with --force", "[compare]") {
