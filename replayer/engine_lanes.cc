@@ -122,7 +122,7 @@ void dispatcher::lane_loop(lane& l, lane_queue<lane::queued>::cursor at) {
   {
     op_runner runner(shared_, l.stats, l.tid);
     if (::unshare(CLONE_FS) == 0) runner.own_working_directory();
-    thread_schedule sched(clock_);
+    thread_schedule sched(clock_, rt.active());
     for (;;) {
       const lane::queued& q = l.q.next(at, never_);
       if (q.w.end) {

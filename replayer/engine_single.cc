@@ -68,7 +68,7 @@ void dispatcher::run_single(trace_reader::event_stream& events, const event& fir
 
 void dispatcher::single_inline(trace_reader::event_stream& events, const event& first,
                                op_runner& runner) {
-  thread_schedule sched(clock_);
+  thread_schedule sched(clock_, total_.realtime_threads != 0);
   work_item w;
   event e = first;
   uint64_t done = 0;
@@ -84,7 +84,7 @@ void dispatcher::single_inline(trace_reader::event_stream& events, const event& 
 
 // The replay thread's side: issues the batches in order. Batch 0 holds the first op.
 void dispatcher::single_ahead(op_batches& b, op_runner& runner) {
-  thread_schedule sched(clock_);
+  thread_schedule sched(clock_, total_.realtime_threads != 0);
   uint32_t filled_seen = 0;
   uint64_t done = 0;
   for (uint32_t n = 0;; ++n) {

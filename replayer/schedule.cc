@@ -147,9 +147,11 @@ thread_policy::~thread_policy() {
   ::sched_setscheduler(0, policy_, &old);
 }
 
-uint64_t wait_until(uint64_t due_ns, uint64_t spin_ns, const std::atomic<bool>& stop) {
+uint64_t wait_until(uint64_t due_ns, uint64_t spin_ns, const std::atomic<bool>& stop,
+                    uint64_t short_spin_ns) {
   constexpr uint64_t slice_ns = 50'000'000;
   uint64_t now = monotonic_ns();
+  if (due_ns > now && due_ns - now <= short_wait_ns) spin_ns = std::min(spin_ns, short_spin_ns);
   while (now + spin_ns < due_ns && !stop.load(std::memory_order_relaxed)) {
     const uint64_t wake = std::min(due_ns - spin_ns, now + slice_ns);
     const timespec t{static_cast<time_t>(wake / 1'000'000'000ull),

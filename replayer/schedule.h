@@ -79,10 +79,24 @@ class schedule_clock {
   uint64_t start_ = 0;
 };
 
+inline constexpr uint64_t short_wait_ns = 1'000'000;
+// What a real-time replay thread spins before an op at most short_wait_ns away. Woken from a
+// short sleep, a SCHED_FIFO thread is on its CPU within ~25 us (p99 ~45 us here: the idle
+// CPU is still polling, as a KVM guest's haltpoll does for up to 200 us, and nothing ordinary
+// can hold it off); from a sleep of milliseconds it needs the whole spin. A busy trace's every
+// gap is short, and spinning each of them whole ran the replay's threads into the kernel's
+// budget for real-time threads (95% of each second), which then stopped them all for
+// milliseconds. An ordinary thread keeps the whole spin: woken, it may wait behind another.
+inline constexpr uint64_t realtime_short_spin_ns = 20'000;
+
 // One replay thread's pacing.
 class thread_schedule {
  public:
-  explicit thread_schedule(const schedule_clock& clock) : clock_(&clock) {}
+  // `realtime`: the thread runs SCHED_FIFO (its short waits spin less).
+  explicit thread_schedule(const schedule_clock& clock, bool realtime = false)
+      : clock_(&clock), realtime_(realtime) {}
+  // wait_until's short_spin_ns for this thread.
+  uint64_t short_spin_ns() const { return realtime_ ? realtime_short_spin_ns : UINT64_MAX; }
   // When the op may be issued (monotonic ns); 0: at once.
   uint64_t due(const event& e) const;
   // The op ended at `end_ns` in the replay (think mode measures the next gap from there).
@@ -90,6 +104,7 @@ class thread_schedule {
 
  private:
   const schedule_clock* clock_;
+  bool realtime_ = false;
   bool any_ = false;
   uint64_t recorded_end_ = 0;  // of the thread's previous op
   uint64_t replay_end_ = 0;
@@ -132,8 +147,11 @@ struct realtime_policy : thread_policy {
       : thread_policy(on, SCHED_FIFO | SCHED_RESET_ON_FORK, priority) {}
 };
 
-// Sleeps, then spins, until monotonic_ns() >= due_ns or `stop` is set; returns the time it
-// returned at. Long sleeps are cut in slices so `stop` is noticed within 50 ms.
-uint64_t wait_until(uint64_t due_ns, uint64_t spin_ns, const std::atomic<bool>& stop);
+// Sleeps, then spins `spin_ns`, until monotonic_ns() >= due_ns or `stop` is set; returns the
+// time it returned at. Long sleeps are cut in slices so `stop` is noticed within 50 ms. A wait
+// of at most short_wait_ns spins at most `short_spin_ns`.
+uint64_t wait_until(uint64_t due_ns, uint64_t spin_ns, const std::atomic<bool>& stop,
+                    uint64_t short_spin_ns = UINT64_MAX);
+
 
 }  // namespace fsrr
