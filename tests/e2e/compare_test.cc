@@ -221,7 +221,7 @@ TEST_CASE("compare refuses what it cannot use, with one line and nothing made", 
 }
 
 TEST_CASE(
-    "compare --realtime replays at the recorded pace SCHED_FIFO; where that is not "
+    "compare --realtime replays at the recorded pace SCHED_FIFO, and where that is not "
     "allowed it stops in one line before any file system is made",
     "[compare]") {
   if (!can_record() || !require_root("compare")) return;
