@@ -191,8 +191,11 @@ void write_heading(std::string& out, const json& compare) {
       text_or_dash(at(compare, "trace")));
   for (const char* key : {"runs", "timing", "data", "repeat"}) {
     const json& value = at(compare, key);
-    put(out, "<li>{} <b>{}</b></li>", key,
-        value.is_number() ? grouped(number(value)) : text_or_dash(value));
+    // compare --realtime: the replay's threads ran SCHED_FIFO
+    const bool fifo = key == std::string_view("timing") && at(compare, "realtime") == true;
+    put(out, "<li>{} <b>{}{}</b></li>", key,
+        value.is_number() ? grouped(number(value)) : text_or_dash(value),
+        fifo ? ", SCHED_FIFO" : "");
   }
   out += "</ul>\n";
   if (const json& placement = at(compare, "placement"); placement.is_object()) {

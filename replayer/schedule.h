@@ -153,5 +153,4 @@ struct realtime_policy : thread_policy {
 uint64_t wait_until(uint64_t due_ns, uint64_t spin_ns, const std::atomic<bool>& stop,
                     uint64_t short_spin_ns = UINT64_MAX);
 
-
 }  // namespace fsrr

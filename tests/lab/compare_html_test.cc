@@ -48,6 +48,18 @@ json charts_in(const std::string& page) {
   return by_id;
 }
 
+TEST_CASE("the settings say when the replay's threads ran SCHED_FIFO (compare --realtime)") {
+  json compare = sample();
+  const std::string plain =
+      between(compare_html(compare, chart_stub), "<ul class=\"settings\">", "</ul>");
+  CHECK_THAT(plain, Catch::Contains("<li>timing <b>afap</b></li>"));
+  compare["timing"] = "faithful";
+  compare["realtime"] = true;
+  const std::string fifo =
+      between(compare_html(compare, chart_stub), "<ul class=\"settings\">", "</ul>");
+  CHECK_THAT(fifo, Catch::Contains("<li>timing <b>faithful, SCHED_FIFO</b></li>"));
+}
+
 TEST_CASE("every file system appears in the results table with its median MiB/s") {
   json compare = sample();
   REQUIRE(compare["fs"].size() == 5);

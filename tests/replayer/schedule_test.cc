@@ -119,8 +119,8 @@ TEST_CASE("a real-time thread's short waits sleep before a short spin, and never
   CHECK(thread_schedule(c, true).short_spin_ns() == realtime_short_spin_ns);
   CHECK(thread_schedule(c, false).short_spin_ns() == UINT64_MAX);  // the whole spin
   const std::atomic<bool> stop{false};
-  // 50 us to 2 ms ahead: under short_wait_ns the spin is 20 us (and none at all), beyond it
-  // the whole 100 us; each wait returns at its due time or after it
+  // 50 us to 2 ms ahead: up to short_wait_ns the spin is 20 us (or none), beyond it the
+  // whole 100 us; each wait returns at its due time or after it
   for (const uint64_t short_spin : {realtime_short_spin_ns, uint64_t{0}}) {
     for (uint64_t ahead = 50'000; ahead <= 2'000'000; ahead += 50'000) {
       const uint64_t due = monotonic_ns() + ahead;
