@@ -13,6 +13,9 @@
 # durations (target: within 1%) and the lateness percentiles of the median round (target: p99
 # <= 200 us). Lateness is the time an op was issued after it was due; it measures the machine
 # too: run on an otherwise idle box (a compile beside it costs milliseconds at p99 on 2 cores).
+# Beside it, the part the ops' own durations force (the report's op_bound_lateness_ns): how
+# late a replayer that cost nothing would have been, each op issued when due or when its
+# thread's previous op returned, with the latencies the round measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -81,13 +84,15 @@ rec = info["duration_ns"] / 1e9 / float(speed)  # as the replay should take
 runs = sorted((json.load(open(p)) for p in reports), key=lambda j: j["lateness_ns"]["p99"])
 mid = runs[len(runs) // 2]
 late = mid["lateness_ns"]
+bound = mid["op_bound_lateness_ns"]  # what a replayer that cost nothing would have had
 got = mid["wall_ns"] / 1e9
 p99s = ", ".join(f"{j['lateness_ns']['p99'] / 1e3:.0f}" for j in runs)
 due = "recorded" if float(speed) == 1 else f"recorded x {1 / float(speed):g}"
 print(f"{name:7} {way:8} {info['events']:>9} events, {info['threads']:>4} threads: {due} "
       f"{rec:.3f} s, replayed {got:.3f} s ({100 * (got - rec) / rec:+.2f}%), lateness p50 "
       f"{late['p50'] / 1e3:.0f} us, p99 {late['p99'] / 1e3:.0f} us, max {late['max'] / 1e3:.0f} us "
-      f"(p99 of the {len(runs)} rounds: {p99s} us; target <= 200)")
+      f"(p99 of the {len(runs)} rounds: {p99s} us; target <= 200); the ops' own durations "
+      f"alone: p99 {bound['p99'] / 1e3:.0f} us, max {bound['max'] / 1e3:.0f} us")
 PY
   done
 done

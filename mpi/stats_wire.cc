@@ -52,6 +52,7 @@ std::vector<uint8_t> to_wire(const rank_result& r) {
                   {"first", std::move(first)},
                   {"timed", s.timed},
                   {"lateness", s.lateness.to_wire()},
+                  {"op_bound_lateness", s.op_bound_lateness.to_wire()},
                   {"timeline", std::move(timeline)},
                   {"stopped", s.stopped},
                   {"remote_waits", s.remote_waits},
@@ -101,6 +102,7 @@ result<rank_result> from_wire(const std::vector<uint8_t>& bytes) {
     }
     s.timed = j.at("timed");
     s.lateness = latency_histogram::from_wire(j.at("lateness"));
+    s.op_bound_lateness = latency_histogram::from_wire(j.at("op_bound_lateness"));
     for (const json& t : j.at("timeline")) s.timeline.push_back({t.at(0), t.at(1), t.at(2)});
     s.stopped = j.at("stopped");
     s.remote_waits = j.at("remote_waits");

@@ -49,6 +49,7 @@ void execute(const work_item& w, const dep_list* deps, op_runner& runner, thread
   }
   if (due && issued_op(w.ev.kind)) stats.lateness.record(issued > due ? issued - due : 0);
   const uint64_t took = runner.run(w);
+  if (due && issued_op(w.ev.kind)) stats.op_bound_lateness.record(sched.op_bound(due, took));
   // The end of the op on the schedule's clock, from the wait's last reading and the latency.
   if (clock.options().mode == timing_mode::think)
     sched.finished(w.ev, issued ? issued + took : monotonic_ns());

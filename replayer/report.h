@@ -102,6 +102,10 @@ struct replay_stats {
   std::vector<mismatch> first_mismatches;  // in trace order
   bool timed = false;
   latency_histogram lateness;  // issue time minus due time, timed modes
+  // The lateness the ops' own durations force, timed modes: each issued op as a replayer that
+  // cost nothing would issue it, when due or when its thread's previous op returned, whichever
+  // is later, with the latencies this replay measured (thread_schedule::op_bound).
+  latency_histogram op_bound_lateness;
   std::vector<timeline_slice> timeline;  // by start time, from the replay's start
   std::string stopped;         // why the replay ended early; empty if it ran to the end
   // A replay shared by several processes (peers.h): ops that waited for another process's op,

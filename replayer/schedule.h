@@ -101,6 +101,16 @@ class thread_schedule {
   uint64_t due(const event& e) const;
   // The op ended at `end_ns` in the replay (think mode measures the next gap from there).
   void finished(const event& e, uint64_t end_ns);
+  // How late a replayer that cost nothing would have issued an op due at `due_ns` that took
+  // `took_ns`: at its due time, or when the thread's previous op returned if that was later.
+  // Where a busy thread's ops take longer on the target than in the recording, they fall
+  // behind whatever the replayer does; this is that part of the lateness. Call once per issued
+  // op, in order.
+  uint64_t op_bound(uint64_t due_ns, uint64_t took_ns) {
+    const uint64_t at = due_ns > bound_free_ ? due_ns : bound_free_;
+    bound_free_ = at + took_ns;
+    return at - due_ns;
+  }
 
  private:
   const schedule_clock* clock_;
@@ -108,6 +118,7 @@ class thread_schedule {
   bool any_ = false;
   uint64_t recorded_end_ = 0;  // of the thread's previous op
   uint64_t replay_end_ = 0;
+  uint64_t bound_free_ = 0;  // op_bound: when the thread's previous op would have returned
 };
 
 // The real-time priorities of a replay's threads (SCHED_FIFO, below threaded interrupt

@@ -31,6 +31,7 @@ TEST_CASE("a rank's stats come back from the wire as they went, latencies and mi
   s.first_mismatches.push_back({17, 100, op::write, "/d/f", 10, -28});
   s.timed = true;
   s.lateness.record(50'000);
+  s.op_bound_lateness.record(20'000);
   s.timeline.push_back({40, 0, 4096});
   s.stopped = "ENOSPC on the target";
   s.remote_waits = 5;
@@ -63,6 +64,8 @@ TEST_CASE("a rank's stats come back from the wire as they went, latencies and mi
   CHECK(b.first_mismatches[0].replayed == -28);
   CHECK(b.timed);
   CHECK(b.lateness.max() == 50'000);
+  CHECK(b.op_bound_lateness.max() == 20'000);
+  CHECK(b.op_bound_lateness.count() == 1);
   REQUIRE(b.timeline.size() == 1);
   CHECK(b.timeline[0].bytes_written == 4096);
   CHECK(b.stopped == "ENOSPC on the target");

@@ -353,6 +353,7 @@ TEST_CASE("afap does not wait and reports no lateness") {
   CHECK(s.wall_ns < 500'000'000);  // half of what waiting would take
   CHECK_FALSE(s.timed);
   CHECK(s.lateness.count() == 0);
+  CHECK(s.op_bound_lateness.count() == 0);
 }
 
 TEST_CASE("ops invisible to syscall tracing are counted as unreplayable") {
@@ -573,6 +574,36 @@ TEST_CASE("xattr calls on a file's name leave the calling thread's working direc
   CHECK(s.mismatches == 0);
   CHECK(s.ops[static_cast<size_t>(op::getxattr)].errors == 0);
   CHECK(::getxattr((f.target + "/d/f").c_str(), "user.fsrr", nullptr, 0) == 16);
+}
+
+TEST_CASE("op-bound lateness: an op due 10 us after a 64 MiB write is late by the write's time") {
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id t = b.thread(1, 1, 1);
+    event& o = b.at(t, 0, op::openat, 3);
+    o.path = b.path("/big");
+    o.flags = O_WRONLY | O_CREAT | O_TRUNC;
+    o.mode = 0644;
+    event& w = b.at(t, 1'000'000, op::write, 64 << 20);  // recorded in 1 us
+    w.fd = 3;
+    w.size = 64 << 20;
+    b.at(t, 1'010'000, op::close).fd = 3;
+    b.finish();
+  }
+  engine_options o = afap();
+  o.timing.mode = timing_mode::faithful;
+  const replay_stats s = f.replay(o);
+  CHECK(s.mismatches == 0);
+  const uint64_t write_took = s.ops[static_cast<size_t>(op::write)].latency.max();
+  REQUIRE(write_took > 10'000);  // 64 MiB take milliseconds anywhere
+  // The open returns long before the write is due, and the write itself is on time; the
+  // close, due 10 us after the write began, waits for it to return.
+  CHECK(s.op_bound_lateness.count() == 3);
+  CHECK(s.op_bound_lateness.percentile(0.5) == 0);
+  CHECK(s.op_bound_lateness.max() == write_took - 10'000);
+  // No replayer issues the close before the write has returned.
+  CHECK(s.lateness.max() >= s.op_bound_lateness.max());
 }
 
 TEST_CASE("a faithful replay lasts until the recording's last event, even one not issued") {

@@ -56,6 +56,8 @@ TEST_CASE("the JSON report carries the keys DESIGN.md promises") {
   r.replay.mismatches = 1;
   r.replay.timed = true;
   r.replay.lateness.record(1500);
+  r.replay.op_bound_lateness.record(0);
+  r.replay.op_bound_lateness.record(700);
   op_stats& w = r.replay.ops[static_cast<size_t>(op::write)];
   w.count = 2;
   w.errors = 1;
@@ -82,6 +84,8 @@ TEST_CASE("the JSON report carries the keys DESIGN.md promises") {
   CHECK(j["files_per_s"] == 5.0);
   CHECK(j["mismatches"] == 1);
   CHECK(j["lateness_ns"]["max"] == 1500);
+  CHECK(j["op_bound_lateness_ns"]["p50"] == 0);
+  CHECK(j["op_bound_lateness_ns"]["max"] == 700);
   CHECK(j["stopped"].is_null());
 }
 
@@ -89,6 +93,7 @@ TEST_CASE("an untimed replay has no lateness in its report") {
   replay_report r;
   const auto j = nlohmann::json::parse(report_json(r));
   CHECK_FALSE(j.contains("lateness_ns"));
+  CHECK_FALSE(j.contains("op_bound_lateness_ns"));
 }
 
 TEST_CASE("the table lists each replayed op and the first mismatches") {
