@@ -338,7 +338,7 @@ nlohmann::json row_of(const fs_spec& spec, const std::vector<run_result>& runs) 
       differences[op] = differences.value(op, 0) + n.get<uint64_t>();
     all_runs.push_back(r.report);
   }
-  return {{"name", spec.name},
+  nlohmann::json row = {{"name", spec.name},
           {"spec", spec.name},
           {"kind", spec.existing() ? "directory" : spec.layers.front().kind},
           {"device", typical.device},
@@ -359,6 +359,11 @@ nlohmann::json row_of(const fs_spec& spec, const std::vector<run_result>& runs) 
           {"timeline", typical.report.value("timeline", nlohmann::json::array())},
           {"copies", typical.copies},
           {"runs", all_runs}};
+  // Timed: how late the typical run issued its ops, and the part its ops' own latencies on
+  // this file system forced (a file system slower than the recording's falls behind its pace).
+  for (const char* key : {"lateness_ns", "op_bound_lateness_ns"})
+    if (typical.report.contains(key)) row[key] = typical.report[key];
+  return row;
 }
 
 // Each row's change against an earlier compare; true if one got slower beyond its spread.
@@ -509,6 +514,10 @@ std::string compare_table(const nlohmann::json& result) {
       fmt::format("{:<24}{:>10}{:>18}{:>11}{:>10}{:>10}{:>12}{:>8}{:>7}", "file system", "MiB/s",
                   "(min-max)", "files/s", "wall s", "sync s", "space MiB", "mism.", "diff.");
   for (const auto& op : syncs) t += fmt::format("{:>18}{:>9}", op + " p50 us", "p99 us");
+  // a timed compare: how late each file system replayed, and how much of it its ops forced
+  bool timed = false;
+  for (const auto& r : result["fs"]) timed = timed || r.contains("lateness_ns");
+  if (timed) t += fmt::format("{:>14}{:>11}", "late p99 ms", "ops alone");
   t += "  verify\n";
   for (const auto& r : result["fs"]) {
     uint64_t diffs = 0;
@@ -529,6 +538,11 @@ std::string compare_table(const nlohmann::json& result) {
       const auto& l = r["ops"][op]["latency_ns"];
       t += fmt::format("{:>18.1f}{:>9.1f}", l.value("p50", 0.0) / 1e3, l.value("p99", 0.0) / 1e3);
     }
+    if (timed && r.contains("lateness_ns") && r.contains("op_bound_lateness_ns"))
+      t += fmt::format("{:>14.2f}{:>11.2f}", r["lateness_ns"].value("p99", 0.0) / 1e6,
+                       r["op_bound_lateness_ns"].value("p99", 0.0) / 1e6);
+    else if (timed)
+      t += fmt::format("{:>14}{:>11}", "-", "-");
     t += fmt::format("  {}", r["verify"] ? "yes" : "NO");
     if (r.contains("baseline"))
       t += fmt::format("  {:+.1f}% vs baseline{}",

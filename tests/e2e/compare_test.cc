@@ -257,6 +257,14 @@ TEST_CASE(
   CHECK(run0["realtime_threads"].get<uint64_t>() == run0["threads"].get<uint64_t>() + 1);
   CHECK(run0["mismatches"] == 0);
   CHECK(result["fs"][0]["verify"] == true);
+  // The row carries its typical run's lateness. An op is never issued before its thread's
+  // previous op returned, so the part its ops forced is at most the whole (op latencies are
+  // timed with the TSC, lateness with CLOCK_MONOTONIC: they agree to well within 1%).
+  const auto& row = result["fs"][0];
+  CHECK(row["lateness_ns"] == run0["lateness_ns"]);
+  CHECK(row["op_bound_lateness_ns"] == run0["op_bound_lateness_ns"]);
+  const uint64_t late_max = row["lateness_ns"]["max"], bound_max = row["op_bound_lateness_ns"]["max"];
+  CHECK(bound_max <= late_max + late_max / 100 + 1000);
   CHECK(left_behind(images.path()) == "");
 }
 

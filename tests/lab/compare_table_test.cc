@@ -56,6 +56,20 @@ TEST_CASE("a trace with fsync shows its p50 and p99 per file system, and a row w
   CHECK(t[2].find("  -        -  yes") != std::string::npos);
 }
 
+TEST_CASE("a timed compare shows how late each file system replayed and how much its ops forced",
+          "[lab][table]") {
+  nlohmann::json slow = row("ext4", 10, 1 << 20), fast = row("tmpfs", 50, 1 << 20);
+  slow["lateness_ns"] = {{"p50", 2000}, {"p99", 12'340'000}, {"max", 20'000'000}};
+  slow["op_bound_lateness_ns"] = {{"p50", 0}, {"p99", 11'800'000}, {"max", 19'000'000}};
+  const auto t = lines(fsrr::lab::compare_table({{"fs", {slow, fast}}}));
+  REQUIRE(t.size() == 3);
+  CHECK(t[0].find("   late p99 ms  ops alone  verify") != std::string::npos);
+  CHECK(t[1].find("         12.34      11.80  yes") != std::string::npos);
+  CHECK(t[2].find("             -          -  yes") != std::string::npos);
+  // an afap compare has neither, and no columns for them
+  CHECK(lines(fsrr::lab::compare_table({{"fs", {fast}}}))[0].find("late") == std::string::npos);
+}
+
 TEST_CASE("a row compared against a baseline says by how much, and SLOWER when beyond its spread",
           "[lab][table]") {
   nlohmann::json r = row("xfs", 20, 1 << 20);

@@ -602,8 +602,9 @@ TEST_CASE("op-bound lateness: an op due 10 us after a 64 MiB write is late by th
   CHECK(s.op_bound_lateness.count() == 3);
   CHECK(s.op_bound_lateness.percentile(0.5) == 0);
   CHECK(s.op_bound_lateness.max() == write_took - 10'000);
-  // No replayer issues the close before the write has returned.
-  CHECK(s.lateness.max() >= s.op_bound_lateness.max());
+  // No replayer issues the close before the write has returned. (Op latencies are timed with
+  // the TSC, lateness with CLOCK_MONOTONIC: they agree to well within 1%.)
+  CHECK(s.lateness.max() >= s.op_bound_lateness.max() - s.op_bound_lateness.max() / 100);
 }
 
 TEST_CASE("a faithful replay lasts until the recording's last event, even one not issued") {
