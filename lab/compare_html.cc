@@ -237,6 +237,9 @@ void write_setup(std::string& out, const json& compare, const json& rows) {
 void write_results(std::string& out, const json& rows) {
   bool any_baseline = std::any_of(rows.begin(), rows.end(),
                                   [](const json& row) { return at(row, "baseline").is_object(); });
+  // a timed compare: how late each file system replayed, and the part its own ops forced
+  bool timed = std::any_of(rows.begin(), rows.end(),
+                           [](const json& row) { return at(row, "lateness_ns").is_object(); });
   out += "<section>\n<h2>Results</h2>\n<table id=\"results\">\n<thead><tr><th>File system</th>";
   for (const char* title :
        {"MiB/s<small>median, min–max</small>", "files/s", "ops/s",
@@ -244,6 +247,9 @@ void write_results(std::string& out, const json& rows) {
         "Used / logical", "Mismatches", "Differences", "Verify"}) {
     put(out, "<th class=\"num\">{}</th>", title);
   }
+  if (timed)
+    out += "<th class=\"num\">Lateness<small>p99</small></th>"
+           "<th class=\"num\">Its ops alone<small>p99: a replayer that cost nothing</small></th>";
   out += any_baseline ? "<th class=\"num\">MiB/s vs baseline</th></tr></thead>\n<tbody>\n"
                       : "</tr></thead>\n<tbody>\n";
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -279,6 +285,10 @@ void write_results(std::string& out, const json& rows) {
     put(out, "<td class=\"num\">{}<small>{}</small></td><td class=\"num{}\">{}</td>",
         grouped(differences), detail, verify == false ? " bad" : "",
         verify.is_boolean() ? (verify == true ? "yes" : "no") : dash);
+    if (timed)
+      put(out, "<td class=\"num\">{}</td><td class=\"num\">{}</td>",
+          duration(number(at(at(row, "lateness_ns"), "p99"))),
+          duration(number(at(at(row, "op_bound_lateness_ns"), "p99"))));
     if (any_baseline) {
       put(out, "<td class=\"num\">{}{}</td>",
           std::isnan(change) ? dash : fmt::format("{:+.1f} %", change * 100),

@@ -72,6 +72,27 @@ TEST_CASE("every file system appears in the results table with its median MiB/s"
   }
 }
 
+TEST_CASE("a timed compare's results show each file system's lateness and its ops' part") {
+  json compare = sample();
+  const std::string afap =
+      between(compare_html(compare, chart_stub), "<table id=\"results\"", "</table>");
+  CHECK_THAT(afap, !Catch::Contains("Lateness"));
+  compare["fs"][0]["lateness_ns"] = {{"p50", 2000}, {"p99", 12'340'000}, {"max", 20'000'000}};
+  compare["fs"][0]["op_bound_lateness_ns"] = {{"p50", 0}, {"p99", 11'800'000}, {"max", 1}};
+  const std::string results =
+      between(compare_html(compare, chart_stub), "<table id=\"results\"", "</table>");
+  CHECK_THAT(results, Catch::Contains("<th class=\"num\">Lateness<small>p99</small></th>"));
+  const std::string first =
+      between(results, compare["fs"][0]["name"].get<std::string>() + "</td>", "</tr>");
+  CHECK_THAT(first, Catch::Contains("<td class=\"num\">12.3 ms</td><td class=\"num\">11.8 ms</td>"));
+  // a row without them (a run that stopped before its first op) shows dashes
+  const std::string second =
+      between(results, compare["fs"][1]["name"].get<std::string>() + "</td>", "</tr>");
+  const std::string dashes = "<td class=\"num\">–</td><td class=\"num\">–</td>";
+  REQUIRE(second.size() > dashes.size());
+  CHECK(second.substr(second.size() - dashes.size()) == dashes);
+}
+
 TEST_CASE("the chart library is inlined and nothing is fetched from the network") {
   const result<std::string> source = chart_js_source();
   REQUIRE(source.has_value());
