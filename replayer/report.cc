@@ -22,7 +22,9 @@ uint64_t latency_histogram::upper_edge(size_t b) {
 void latency_histogram::merge(const latency_histogram& o) {
   if (o.count_ == 0) return;
   if (counts_.empty()) counts_.resize(bucket_count);
-  for (size_t i = 0; i < bucket_count; ++i) counts_[i] += o.counts_[i];
+  for (size_t i = o.lo_; i <= o.hi_; ++i) counts_[i] += o.counts_[i];
+  note_bucket(o.lo_);
+  note_bucket(o.hi_);
   count_ += o.count_;
   sum_ += o.sum_;
   max_ = std::max(max_, o.max_);
@@ -32,7 +34,7 @@ uint64_t latency_histogram::percentile(double q) const {
   if (count_ == 0) return 0;
   const auto rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_)));
   uint64_t seen = 0;
-  for (size_t i = 0; i < bucket_count; ++i) {
+  for (size_t i = lo_; i <= hi_; ++i) {
     seen += counts_[i];
     if (seen >= std::max<uint64_t>(rank, 1)) return std::min(upper_edge(i), max_);
   }
@@ -41,7 +43,7 @@ uint64_t latency_histogram::percentile(double q) const {
 
 nlohmann::json latency_histogram::to_wire() const {
   nlohmann::json b = nlohmann::json::array();
-  for (size_t i = 0; i < counts_.size(); ++i)
+  for (size_t i = lo_; i <= hi_ && i < counts_.size(); ++i)
     if (counts_[i]) b.push_back({i, counts_[i]});
   return {{"b", std::move(b)}, {"max", max_}, {"sum", sum_}};
 }
@@ -54,6 +56,7 @@ latency_histogram latency_histogram::from_wire(const nlohmann::json& j) {
     if (i >= bucket_count || n == 0) continue;
     if (h.counts_.empty()) h.counts_.resize(bucket_count);
     h.counts_[i] += n;
+    h.note_bucket(i);
     h.count_ += n;
   }
   h.max_ = j.at("max").get<uint64_t>();

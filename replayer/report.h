@@ -2,6 +2,7 @@
 // DESIGN.md fixes (keys may be added, never renamed).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -19,12 +20,17 @@
 namespace fsrr {
 
 // Log-linear buckets, 32 per power of two (percentiles within ~3%); exact count, max and sum.
-// Memory is taken on the first record, so an unused histogram costs a few words.
+// Memory is taken on the first record, so an unused histogram costs a few words; merging and
+// reading visit only the buckets between the lowest and the highest used (a replay merges a
+// dozen of these for every thread it ends, hundreds of threads for a script's processes).
 class latency_histogram {
  public:
   void record(uint64_t ns) {  // twice per replayed op
     if (counts_.empty()) counts_.resize(bucket_count);
-    ++counts_[bucket(ns)];
+    const size_t b = bucket(ns);
+    ++counts_[b];
+    if (b < lo_) lo_ = b;
+    if (b > hi_) hi_ = b;
     ++count_;
     sum_ += ns;
     if (ns > max_) max_ = ns;
@@ -48,7 +54,12 @@ class latency_histogram {
     return (static_cast<size_t>(e - sub_bits) << sub_bits) + (v >> (e - sub_bits));
   }
   static uint64_t upper_edge(size_t b);
+  void note_bucket(size_t b) {
+    lo_ = std::min(lo_, b);
+    hi_ = std::max(hi_, b);
+  }
   std::vector<uint64_t> counts_;
+  size_t lo_ = bucket_count, hi_ = 0;  // the used buckets lie in [lo_, hi_]; none: lo_ > hi_
   uint64_t count_ = 0, max_ = 0, sum_ = 0;
 };
 

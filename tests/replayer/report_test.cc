@@ -44,6 +44,31 @@ TEST_CASE("merged histograms count both") {
   CHECK(a.percentile(0.5) == 20);
 }
 
+TEST_CASE("merging keeps every bucket of either side, below, above and into an empty one") {
+  latency_histogram low, high, empty;
+  for (uint64_t v = 1; v <= 10; ++v) low.record(v);                  // exact buckets
+  for (uint64_t v = 1; v <= 10; ++v) high.record(v * 1'000'000'000);  // seconds
+  empty.merge(low);
+  CHECK(empty.count() == 10);
+  CHECK(empty.percentile(0.1) == 1);
+  CHECK(empty.percentile(1.0) == 10);
+  high.merge(low);  // the lower buckets come in below the ones it had
+  CHECK(high.count() == 20);
+  CHECK(high.percentile(0.5) == 10);
+  CHECK(high.percentile(0.55) >= 1'000'000'000);
+  CHECK(high.percentile(0.55) <= 1'000'000'000 + 1'000'000'000 / 32);
+  CHECK(high.percentile(1.0) == 10'000'000'000);
+  low.merge(latency_histogram{});  // an empty one changes nothing
+  CHECK(low.count() == 10);
+  CHECK(low.percentile(0.5) == 5);
+  // and over the wire, with the range it had
+  const latency_histogram back = latency_histogram::from_wire(high.to_wire());
+  CHECK(back.count() == 20);
+  CHECK(back.percentile(0.05) == 1);
+  CHECK(back.percentile(0.5) == 10);
+  CHECK(back.percentile(1.0) == 10'000'000'000);
+}
+
 TEST_CASE("the JSON report carries the keys DESIGN.md promises") {
   replay_report r;
   r.timing = "faithful";
