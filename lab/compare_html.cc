@@ -248,8 +248,9 @@ void write_results(std::string& out, const json& rows) {
     put(out, "<th class=\"num\">{}</th>", title);
   }
   if (timed)
-    out += "<th class=\"num\">Lateness<small>p99</small></th>"
-           "<th class=\"num\">Its ops alone<small>p99: a replayer that cost nothing</small></th>";
+    out +=
+        "<th class=\"num\">Lateness<small>p99</small></th>"
+        "<th class=\"num\">Its ops alone<small>p99: a replayer that cost nothing</small></th>";
   out += any_baseline ? "<th class=\"num\">MiB/s vs baseline</th></tr></thead>\n<tbody>\n"
                       : "</tr></thead>\n<tbody>\n";
   for (size_t i = 0; i < rows.size(); ++i) {

@@ -43,7 +43,7 @@ uint64_t latency_histogram::percentile(double q) const {
 
 nlohmann::json latency_histogram::to_wire() const {
   nlohmann::json b = nlohmann::json::array();
-  for (size_t i = lo_; i <= hi_ && i < counts_.size(); ++i)
+  for (size_t i = lo_; i <= hi_; ++i)
     if (counts_[i]) b.push_back({i, counts_[i]});
   return {{"b", std::move(b)}, {"max", max_}, {"sum", sum_}};
 }
@@ -337,8 +337,8 @@ std::string report_table(const replay_report& r) {
         skipped, unreplayable, r.nonfile_ops);
   if (s.timed)
     t += fmt::format(
-        "lateness: p50 {} us, p99 {} us, max {} us; the ops' own durations alone make p99 {} us, "
-        "max {} us\n",
+        "lateness: p50 {} us, p99 {} us, max {} us (its ops' own durations force p99 {} us, max "
+        "{} us)\n",
         us(s.lateness.percentile(0.5)), us(s.lateness.percentile(0.99)), us(s.lateness.max()),
         us(s.op_bound_lateness.percentile(0.99)), us(s.op_bound_lateness.max()));
   if (s.differences) {

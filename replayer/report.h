@@ -29,8 +29,7 @@ class latency_histogram {
     if (counts_.empty()) counts_.resize(bucket_count);
     const size_t b = bucket(ns);
     ++counts_[b];
-    if (b < lo_) lo_ = b;
-    if (b > hi_) hi_ = b;
+    note_bucket(b);
     ++count_;
     sum_ += ns;
     if (ns > max_) max_ = ns;

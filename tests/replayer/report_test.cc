@@ -46,7 +46,7 @@ TEST_CASE("merged histograms count both") {
 
 TEST_CASE("merging keeps every bucket of either side, below, above and into an empty one") {
   latency_histogram low, high, empty;
-  for (uint64_t v = 1; v <= 10; ++v) low.record(v);                  // exact buckets
+  for (uint64_t v = 1; v <= 10; ++v) low.record(v);                   // exact buckets
   for (uint64_t v = 1; v <= 10; ++v) high.record(v * 1'000'000'000);  // seconds
   empty.merge(low);
   CHECK(empty.count() == 10);

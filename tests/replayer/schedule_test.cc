@@ -96,12 +96,12 @@ TEST_CASE("afap: nothing is ever due later") {
 TEST_CASE("op-bound lateness: an op waits only for its thread's previous op to return") {
   const schedule_clock c(mode(timing_mode::faithful), 0);
   thread_schedule s(c);
-  CHECK(s.op_bound(1'000, 300) == 0);     // the first op: on time
-  CHECK(s.op_bound(1'200, 500) == 100);   // the previous one returned at 1,300
-  CHECK(s.op_bound(1'700, 50) == 100);    // 1,800: the lag carries over
-  CHECK(s.op_bound(1'900, 10) == 0);      // caught up: 1,850 was before it was due
+  CHECK(s.op_bound(1'000, 300) == 0);    // the first op: on time
+  CHECK(s.op_bound(1'200, 500) == 100);  // the previous one returned at 1,300
+  CHECK(s.op_bound(1'700, 50) == 100);   // 1,800: the lag carries over
+  CHECK(s.op_bound(1'900, 10) == 0);     // caught up: 1,850 was before it was due
   CHECK(s.op_bound(5'000, 0) == 0);
-  CHECK(s.op_bound(5'000, 7) == 0);       // an op that took nothing holds nothing up
+  CHECK(s.op_bound(5'000, 7) == 0);  // the one before took nothing: nothing held it up
   CHECK(s.op_bound(5'001, 0) == 6);
 }
 
