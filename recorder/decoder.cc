@@ -172,8 +172,8 @@ void decoder::on_record(std::span<const uint8_t> record) {
 }
 
 size_t decoder::tracked() const {
-  return tasks_.size() + inodes_.size() + old_inodes_.size() + at_path_.size() + devices_.size() +
-         child_files_.size() + exec_path_.size() + fds_.entries() + paths_.size();
+  return tasks_.size() + inodes_.size() + at_path_.size() + devices_.size() + child_files_.size() +
+         exec_path_.size() + fds_.entries() + paths_.size();
 }
 
 string_id decoder::name_id(std::string_view name) {
@@ -373,10 +373,11 @@ void decoder::on_fd(std::span<const uint8_t> record) {
 // file_info.gen is the incarnation of (dev, ino) within this trace: 0, then +1 whenever the
 // kernel's i_generation shows the inode number was reused. Small numbers cost nothing in
 // the trace (tmpfs generations are random), and stat() results, which carry no generation,
-// name the same file the fds do.
+// name the same file the fds do. An inode the table dropped (inode_table) and meets again is
+// interned again: as incarnation 0 it gets back the id it had, unless its number was reused.
 file_id decoder::file_of(const fsrr_file& f) {
   const uint64_t dev = user_dev(f.dev);
-  auto [n, added] = inode_at({dev, f.ino});
+  auto [n, added] = inodes_.at(dev, f.ino);
   if (added || (n.gen_known && n.gen != f.gen)) new_incarnation(n, dev, f.ino, f.mode, !added);
   n.gen = f.gen;
   n.gen_known = true;
@@ -384,43 +385,17 @@ file_id decoder::file_of(const fsrr_file& f) {
 }
 
 file_id decoder::file_of_stat(uint64_t dev, uint64_t ino, uint32_t mode) {
-  auto [n, added] = inode_at({dev, ino});
+  auto [n, added] = inodes_.at(dev, ino);
   if (added) new_incarnation(n, dev, ino, mode, false);
   return n.id;
 }
 
-void decoder::new_incarnation(inode& n, uint64_t dev, uint64_t ino, uint32_t mode, bool reused) {
+void decoder::new_incarnation(inode_state& n, uint64_t dev, uint64_t ino, uint32_t mode,
+                              bool reused) {
   const uint32_t incarnation = reused ? n.incarnation + 1 : 0;
   n = {};
   n.incarnation = incarnation;
   n.id = w_.intern_file({dev, ino, incarnation, mode & S_IFMT});
-}
-
-// Two generations: when the young one is full, it becomes the old one and the old one is
-// dropped, so memory stays bounded however many files a long recording meets. An inode met
-// again after that is interned again: as incarnation 0 it gets back the id it had, unless
-// its number had been reused by then.
-std::pair<decoder::inode&, bool> decoder::inode_at(const inode_key& k) {
-  if (auto it = inodes_.find(k); it != inodes_.end()) return {it->second, false};
-  if (auto it = old_inodes_.find(k); it != old_inodes_.end()) {
-    auto node = old_inodes_.extract(it);
-    return {young_inodes().insert(std::move(node)).position->second, false};
-  }
-  return {young_inodes().try_emplace(k).first->second, true};
-}
-
-decoder::inode* decoder::find_inode(const inode_key& k) {
-  if (auto it = inodes_.find(k); it != inodes_.end()) return &it->second;
-  if (auto it = old_inodes_.find(k); it != old_inodes_.end()) return &it->second;
-  return nullptr;
-}
-
-decoder::inode_map& decoder::young_inodes() {
-  if (inodes_.size() >= max_inodes) {
-    old_inodes_ = std::move(inodes_);
-    inodes_ = {};
-  }
-  return inodes_;
 }
 
 std::optional<fd_kind> decoder::nonfile_kind(const fsrr_file& f) {
@@ -482,7 +457,6 @@ observed decoder::observe(const fsrr_file& f, const fsrr_attr* a, file_id id) co
 void decoder::seen_at(file_id file, const fsrr_file& f, path_id path) {
   if (path == no_id) return;
   hold(path, {file, f.mode & S_IFMT});
-  if (inode* n = find_inode({user_dev(f.dev), f.ino})) n->path = path;
 }
 
 void decoder::bind(uint64_t files, int fd, const fsrr_file& f, file_id id, path_id path,

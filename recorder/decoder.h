@@ -19,6 +19,7 @@
 #include "fd_tables.h"
 #include "hash.h"
 #include "initial_tree.h"
+#include "inode_table.h"
 #include "path_table.h"
 #include "pseudo_fs.h"
 #include "raw_record.h"
@@ -79,16 +80,6 @@ class decoder {
     path_id top = no_id;
     mount_table mounts;
   };
-  struct inode {
-    uint32_t gen = 0;  // the kernel's i_generation, once an fd showed it
-    uint32_t incarnation = 0;
-    bool gen_known = false;
-    file_id id = no_id;
-    path_id path = no_id;  // where it was last seen
-  };
-  using inode_key = std::pair<uint64_t, uint64_t>;  // dev, ino
-  using inode_map = std::unordered_map<inode_key, inode, pair_hash>;
-  static constexpr size_t max_inodes = 1 << 16;  // per generation
   // What a path last held, as far as the trace knows.
   struct held_file {
     file_id id = no_id;
@@ -146,11 +137,8 @@ class decoder {
   thread_id thread_of(task& t, int32_t tid);
   static std::optional<fd_kind> nonfile_kind(const fsrr_file& f);
   file_id file_of(const fsrr_file& f);
-  std::pair<inode&, bool> inode_at(const inode_key& k);  // added: a fresh entry
-  inode* find_inode(const inode_key& k);
-  inode_map& young_inodes();
   file_id file_of_stat(uint64_t dev, uint64_t ino, uint32_t mode);
-  void new_incarnation(inode& n, uint64_t dev, uint64_t ino, uint32_t mode, bool reused);
+  void new_incarnation(inode_state& n, uint64_t dev, uint64_t ino, uint32_t mode, bool reused);
   fd_ref fd_of(uint64_t files, int64_t fd, const fsrr_fdref* ref);
   observed observe(const fsrr_file& f, const fsrr_attr* a, file_id id) const;
   void bind(uint64_t files, int fd, const fsrr_file& f, file_id id, path_id path, bool cloexec);
@@ -187,7 +175,7 @@ class decoder {
   std::unordered_set<path_id> devices_;  // paths a stat or open showed to be device nodes
   decoder_stats stats_;
   std::unordered_map<int32_t, task> tasks_;
-  inode_map inodes_, old_inodes_;                      // see inode_at()
+  inode_table inodes_;
   std::vector<held_file> at_path_;                     // by path id
   // (parent tid, child tid as the parent names it) -> the child's fd table: the clone's aux.
   std::map<std::pair<int32_t, int32_t>, uint64_t> child_files_;
