@@ -72,27 +72,13 @@ result<std::vector<uint8_t>> compress_frame(std::span<const uint8_t> payload, in
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, level);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_contentSizeFlag, 1);
-  // Into a buffer kept for the next block (up to a chunk's size): a vector of the bound's size
-  // would be faulted in and zeroed each time, megabytes for a frame a fraction of that.
-  constexpr size_t kept_bytes = 16u << 20;
-  thread_local std::unique_ptr<uint8_t[]> kept;
-  thread_local size_t kept_size = 0;
+  // Into a buffer that is not zeroed first: the frame touches only the pages it fills, a
+  // fraction of the bound's (a std::vector of that size would fault in and zero them all).
   const size_t bound = ZSTD_compressBound(payload.size());
-  std::unique_ptr<uint8_t[]> once;
-  uint8_t* out;
-  if (bound <= kept_size) {
-    out = kept.get();
-  } else if (bound <= kept_bytes) {
-    kept = std::make_unique_for_overwrite<uint8_t[]>(bound);
-    kept_size = bound;
-    out = kept.get();
-  } else {
-    once = std::make_unique_for_overwrite<uint8_t[]>(bound);
-    out = once.get();
-  }
-  const size_t n = ZSTD_compress2(cctx.get(), out, bound, payload.data(), payload.size());
+  const auto out = std::make_unique_for_overwrite<uint8_t[]>(bound);
+  const size_t n = ZSTD_compress2(cctx.get(), out.get(), bound, payload.data(), payload.size());
   if (ZSTD_isError(n)) return failure("zstd: {}", ZSTD_getErrorName(n));
-  return std::vector<uint8_t>(out, out + n);
+  return std::vector<uint8_t>(out.get(), out.get() + n);
 }
 
 result<void> decompress_frame(std::span<const uint8_t> frame, std::vector<uint8_t>& out) {

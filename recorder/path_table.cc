@@ -79,12 +79,10 @@ path_id path_table::child(path_id parent, std::string_view name) {
 path_id path_table::find_child(path_id parent, std::string_view name, uint64_t hash) const {
   if (children_.empty()) return no_id;
   const size_t mask = children_.size() - 1;
-  const uint8_t tag = tag_of(hash);
   for (size_t i = hash & mask;; i = (i + 1) & mask) {
     const path_id id = children_[i];
     if (id == no_id) return no_id;
-    if (tags_[i] == tag && nodes_[id].parent == parent && names_.get(nodes_[id].name) == name)
-      return id;
+    if (nodes_[id].parent == parent && names_.get(nodes_[id].name) == name) return id;
   }
 }
 
@@ -92,20 +90,19 @@ void path_table::add_child(path_id id, uint64_t hash) {
   if ((children_count_ + 1) * 2 > children_.size()) {
     std::vector<path_id> old(std::max<size_t>(1024, children_.size() * 2), no_id);
     old.swap(children_);
-    tags_.assign(children_.size(), 0);
-    for (const path_id k : old)
-      if (k != no_id) place(k, child_hash(nodes_[k].parent, names_.get(nodes_[k].name)));
+    const size_t mask = children_.size() - 1;
+    for (const path_id k : old) {
+      if (k == no_id) continue;
+      size_t i = child_hash(nodes_[k].parent, names_.get(nodes_[k].name)) & mask;
+      while (children_[i] != no_id) i = (i + 1) & mask;
+      children_[i] = k;
+    }
   }
-  place(id, hash);
-  ++children_count_;
-}
-
-void path_table::place(path_id id, uint64_t hash) {
   const size_t mask = children_.size() - 1;
   size_t i = hash & mask;
   while (children_[i] != no_id) i = (i + 1) & mask;
   children_[i] = id;
-  tags_[i] = tag_of(hash);
+  ++children_count_;
 }
 
 path_id path_table::parent(path_id id) const {

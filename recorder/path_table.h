@@ -70,12 +70,8 @@ class path_table {
   static uint64_t child_hash(path_id parent, std::string_view name) {
     return mix64(std::hash<std::string_view>()(name), parent);
   }
-  // A slot's tag: more bits of its name's hash, so that a probe past another name reads
-  // neither that name's node nor its bytes.
-  static uint8_t tag_of(uint64_t hash) { return static_cast<uint8_t>(hash >> 56); }
   path_id find_child(path_id parent, std::string_view name, uint64_t hash) const;
   void add_child(path_id id, uint64_t hash);
-  void place(path_id id, uint64_t hash);
   path_id lexical(path_id base, std::string_view rel);
   path_id resolve_dir(path_id base, std::string_view dir);
 
@@ -84,10 +80,8 @@ class path_table {
   name_arena names_;
   // (parent, name) -> the child's id, open addressing over ids (0: empty slot), the key
   // read from the node itself: most names are met many times, and the writer's own table
-  // builds a string key for each lookup. 5 bytes a slot (the id and its tag), at most half
-  // of them in use.
+  // builds a string key for each lookup. 4 bytes a slot, at most half of them in use.
   std::vector<path_id> children_;
-  std::vector<uint8_t> tags_;
   size_t children_count_ = 0;
   std::unordered_map<std::string, path_id, string_hash, std::equal_to<>>  // no key built for a hit
       walk_dirs_;                                  // top + walk bytes of a directory
