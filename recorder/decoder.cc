@@ -374,7 +374,8 @@ void decoder::on_fd(std::span<const uint8_t> record) {
 // kernel's i_generation shows the inode number was reused. Small numbers cost nothing in
 // the trace (tmpfs generations are random), and stat() results, which carry no generation,
 // name the same file the fds do. An inode the table dropped (inode_table) and meets again is
-// interned again: as incarnation 0 it gets back the id it had, unless its number was reused.
+// interned again as incarnation 0: it gets back the id it had, or, if its number was reused
+// in between, the id of that number's first file.
 file_id decoder::file_of(const fsrr_file& f) {
   const uint64_t dev = user_dev(f.dev);
   auto [n, added] = inodes_.at(dev, f.ino);

@@ -291,7 +291,8 @@ result<void> write_report_json(const replay_report& r, const std::string& path) 
 }
 
 // Lateness at p99 beyond what the ops force, above which the summary points at --realtime:
-// 200 us, the p99 bench/replay_lateness.sh holds faithful timing to.
+// the 200 us that bench/replay_lateness.sh allows a faithful replay's whole p99, here as the
+// margin over what the ops account for.
 constexpr uint64_t hint_above_ns = 200'000;
 
 std::string report_table(const replay_report& r) {
@@ -347,10 +348,11 @@ std::string report_table(const replay_report& r) {
         us(s.op_bound_lateness.percentile(0.99)), us(s.op_bound_lateness.max()));
   // What the ops do not explain is the replay's threads waiting for a CPU, mostly: a wake-up
   // that comes late, and the ops after it, which follow each other as closely as they did.
-  if (s.timed && !s.realtime_threads &&
+  // Not so when ops waited for another rank's (MPI): that wait is the link's.
+  if (s.timed && !s.realtime_threads && !s.remote_waits &&
       s.lateness.percentile(0.99) > s.op_bound_lateness.percentile(0.99) + hint_above_ns)
     t += "  the rest is mostly the threads waiting for a CPU: --realtime (SCHED_FIFO replay "
-         "threads; root or CAP_SYS_NICE) often lowers it\n";
+         "threads; needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO of 2) often lowers it\n";
   if (s.differences) {
     std::string causes;
     for (size_t c = 0; c < s.by_cause.size(); ++c)

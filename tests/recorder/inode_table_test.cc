@@ -56,9 +56,35 @@ TEST_CASE("inode table: a full young generation ages, an old entry met again mov
   t.at(1, 6);
   t.at(1, 7);
   t.at(1, 8);
+  CHECK(t.size() == 5);                      // 5, 2, 6, 7 and 8: 1, 3 and 4 are gone
   CHECK(t.at(1, 2).first.incarnation == 3);  // aged with the young generation, still there
   CHECK(t.at(1, 5).first.id == 50);
   auto [one, added1] = t.at(1, 1);
   CHECK(added1);  // dropped: met afresh
   CHECK(one.id == fsrr::no_id);
+}
+
+TEST_CASE("inode table: an old entry met when the young generation is full is kept") {
+  inode_table t(4);
+  for (uint32_t i = 1; i <= 4; ++i) t.at(1, i).first.id = i * 10;
+  for (uint32_t i = 5; i <= 8; ++i) t.at(1, i);  // 1-4 old, 5-8 young and full
+  CHECK(t.size() == 8);
+  // Inode 1 is met as the young generation must age: it moves, with its state, before the
+  // generation it was in is dropped.
+  auto [one, added] = t.at(1, 1);
+  CHECK_FALSE(added);
+  CHECK(one.id == 10);
+  CHECK(t.size() == 5);  // 5-8 now old, 1 young; 2-4 gone
+  CHECK(t.at(1, 2).second);
+}
+
+TEST_CASE("inode table: a young generation grows as it fills and finds every entry") {
+  inode_table t(100'000);
+  for (uint32_t i = 0; i < 100'000; ++i) t.at(7, i).first.id = i + 1;
+  CHECK(t.size() == 100'000);
+  for (uint32_t i = 0; i < 100'000; i += 997) {
+    auto [s, added] = t.at(7, i);
+    REQUIRE_FALSE(added);
+    REQUIRE(s.id == i + 1);
+  }
 }
