@@ -351,8 +351,8 @@ std::string report_table(const replay_report& r) {
   // Not so when ops waited for another rank's (MPI): that wait is the link's.
   if (s.timed && !s.realtime_threads && !s.remote_waits &&
       s.lateness.percentile(0.99) > s.op_bound_lateness.percentile(0.99) + hint_above_ns)
-    t += "  the rest is mostly the threads waiting for a CPU: --realtime (SCHED_FIFO replay "
-         "threads; needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO of 2) often lowers it\n";
+    t += "  the rest is mostly threads waiting for a CPU: --realtime (SCHED_FIFO threads) "
+         "often lowers it\n";
   if (s.differences) {
     std::string causes;
     for (size_t c = 0; c < s.by_cause.size(); ++c)

@@ -151,8 +151,8 @@ TEST_CASE("the summary points at --realtime when lateness is far beyond what the
   r.replay.timed = true;
   r.replay.ops[static_cast<size_t>(op::openat)].count = 1;
   const std::string hint =
-      "  the rest is mostly the threads waiting for a CPU: --realtime (SCHED_FIFO replay "
-      "threads; needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO of 2) often lowers it\n";
+      "  the rest is mostly threads waiting for a CPU: --realtime (SCHED_FIFO threads) often "
+      "lowers it\n";
   const auto shows_hint = [&] { return report_table(r).find(hint) != std::string::npos; };
   const auto ops_force = [&](uint64_t ns) {
     r.replay.op_bound_lateness = latency_histogram{};
