@@ -16,6 +16,9 @@
 # Beside it, the part the ops' own durations force (the report's op_bound_lateness_ns): how
 # late a replayer that cost nothing would have been, each op issued when due or when its
 # thread's previous op returned, with the latencies the round measured.
+#   BUSY=N  run the replays (not the recordings) beside N CPU-bound loops at the default
+#           priority, as a machine that does other work: each replay then gets its fair share
+#           of the CPUs, and how soon a due op gets its CPU is the scheduler's slice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -23,8 +26,14 @@ scale=${2:-1}
 build=${FSRR_BENCH_BUILD:-build}  # the build directory, as for replay_copy.sh
 [[ $build == /* ]] || build=$PWD/$build
 fsrr=$build/cli/fsrr
+busy=${BUSY:-0}
 work=$(mktemp -d /dev/shm/fsrr-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+hogs=()
+stop_hogs() {
+  if ((${#hogs[@]})); then kill "${hogs[@]}" 2>/dev/null || true; wait "${hogs[@]}" 2>/dev/null || true; fi
+  hogs=()
+}
+trap 'stop_hogs; rm -rf "$work"' EXIT
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 cat >"$work/loop.sh" <<'SH'
@@ -60,6 +69,11 @@ fi
 
 ways="default"
 chrt -f 2 true 2>/dev/null && ways="default realtime"  # SCHED_FIFO 2 is allowed here
+for ((k = 0; k < busy; k++)); do
+  bash -c 'while :; do :; done' &
+  hogs+=($!)
+done
+((busy)) && echo "replays beside $busy CPU-bound loops"
 for w in $workloads; do
   trace=${w%/2} speed=1
   [[ $w == */2 ]] && speed=0.5

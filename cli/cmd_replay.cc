@@ -51,7 +51,9 @@ command add_replay(CLI::App& app) {
                 "Timed modes: run the replay's threads SCHED_FIFO, so an op that is due is not "
                 "held up behind other threads for a scheduler slice; the machine's other "
                 "threads wait whenever they run, spinning included (needs root, CAP_SYS_NICE "
-                "or an RLIMIT_RTPRIO of 2; refused otherwise)");
+                "or an RLIMIT_RTPRIO of 2; refused otherwise). Without it, timed replays' "
+                "threads ask for the shortest scheduler slice (100 us, Linux 6.12+), which "
+                "needs no privilege");
   sub->add_option("--report", o->report, "Write the report as JSON to this file");
   sub->add_flag("--force", o->r.force, "Replay into a non-empty TARGET");
   sub->add_flag("--strict", o->r.strict, "Stop at the first result that differs from the trace");

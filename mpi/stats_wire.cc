@@ -40,6 +40,7 @@ std::vector<uint8_t> to_wire(const rank_result& r) {
                   {"events", s.events},
                   {"threads", s.threads},
                   {"realtime_threads", s.realtime_threads},
+                  {"short_slice_threads", s.short_slice_threads},
                   {"ops", std::move(ops)},
                   {"skipped", s.skipped},
                   {"unreplayable", s.unreplayable},
@@ -74,6 +75,7 @@ result<rank_result> from_wire(const std::vector<uint8_t>& bytes) {
     s.events = j.at("events");
     s.threads = j.at("threads");
     s.realtime_threads = j.at("realtime_threads");
+    s.short_slice_threads = j.at("short_slice_threads");
     for (const json& o : j.at("ops")) {
       const auto i = o.at("op").get<size_t>();
       if (i >= op_count) return failure("a rank's report names op {}, which is unknown", i);

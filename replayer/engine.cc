@@ -31,7 +31,9 @@ void execute(const work_item& w, const dep_list* deps, op_runner& runner, thread
   // the recording, up to its last event.
   if (clock.timed()) {
     due = sched.due(w.ev);
-    if (due) issued = wait_until(due, clock.options().spin_ns, s.stop, sched.short_spin_ns());
+    if (due)
+      issued =
+          wait_until(due, clock.options().spin_ns, s.stop, sched.short_spin_ns(), sched.yields());
   }
   if (deps && deps->size() && !deps->reached()) {
     // Another process's op: the link (peers.h) polls for its word while someone waits.

@@ -12,6 +12,10 @@ void dispatcher::run_lanes(trace_reader::event_stream& events, event e) {
   // Below its lanes: it works tens of milliseconds ahead of them, they issue what is due.
   const realtime_policy rt(opt_.realtime && clock_.timed(), realtime_dispatcher);
   if (rt.active()) ++total_.realtime_threads;
+  // Otherwise a short slice, which the lanes it starts begin with: woken for its first op, a
+  // new process's thread does not wait out another thread's slice.
+  const short_slice slice(clock_.timed() && !rt.active());
+  if (slice.active()) ++total_.short_slice_threads;
   uint64_t keys[24];
   try {
     dispatch_all(events, e, keys);
@@ -119,6 +123,8 @@ void dispatcher::lane_loop(lane& l, lane_queue<lane::queued>::cursor at) {
   const batch_policy batch(!clock_.timed());
   const realtime_policy rt(opt_.realtime && clock_.timed(), realtime_issuer);
   if (rt.active()) ++l.stats.realtime_threads;
+  const short_slice slice(clock_.timed() && !rt.active());
+  if (slice.active()) ++l.stats.short_slice_threads;
   {
     op_runner runner(shared_, l.stats, l.tid);
     if (::unshare(CLONE_FS) == 0) runner.own_working_directory();

@@ -16,6 +16,8 @@ void dispatcher::run_single(trace_reader::event_stream& events, const event& fir
   // The settling helper stays SCHED_BATCH: it works batches ahead.
   const realtime_policy rt(opt_.realtime && clock_.timed(), realtime_issuer);
   if (rt.active()) total_.realtime_threads = 1;
+  const short_slice slice(clock_.timed() && !rt.active());
+  if (slice.active()) total_.short_slice_threads = 1;
   // Timed ops sleep until shortly before they are due: the default slack (50 µs) would eat
   // the margin. The calling thread gets its own slack back afterwards.
   const int slack = ::prctl(PR_GET_TIMERSLACK);
@@ -68,7 +70,7 @@ void dispatcher::run_single(trace_reader::event_stream& events, const event& fir
 
 void dispatcher::single_inline(trace_reader::event_stream& events, const event& first,
                                op_runner& runner) {
-  thread_schedule sched(clock_, total_.realtime_threads != 0);
+  thread_schedule sched(clock_, total_.realtime_threads != 0, /*alone=*/true);
   work_item w;
   event e = first;
   uint64_t done = 0;
@@ -84,7 +86,7 @@ void dispatcher::single_inline(trace_reader::event_stream& events, const event& 
 
 // The replay thread's side: issues the batches in order. Batch 0 holds the first op.
 void dispatcher::single_ahead(op_batches& b, op_runner& runner) {
-  thread_schedule sched(clock_, total_.realtime_threads != 0);
+  thread_schedule sched(clock_, total_.realtime_threads != 0, /*alone=*/true);
   uint32_t filled_seen = 0;
   uint64_t done = 0;
   for (uint32_t n = 0;; ++n) {

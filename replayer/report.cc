@@ -103,6 +103,7 @@ void replay_stats::merge(const replay_stats& o, size_t max_listed) {
   if (stopped.empty()) stopped = o.stopped;
   remote_waits += o.remote_waits;
   realtime_threads += o.realtime_threads;
+  short_slice_threads += o.short_slice_threads;
   if (!started_ns) started_ns = o.started_ns;
 }
 
@@ -166,6 +167,7 @@ std::string report_json(const replay_report& r) {
   j["events"] = s.events;
   j["threads"] = s.threads;
   j["realtime_threads"] = s.realtime_threads;
+  j["short_slice_threads"] = s.short_slice_threads;
   nlohmann::json ops = nlohmann::json::object();
   for (size_t i = 0; i < op_count; ++i) {
     const op_stats& o = s.ops[i];
@@ -310,7 +312,9 @@ std::string report_table(const replay_report& r) {
   }
   t += fmt::format("replayed {} events on {} thread{} in {:.3f} s ({}, speed {}{})\n", s.events,
                    s.threads, s.threads == 1 ? "" : "s", secs, r.timing, r.speed,
-                   s.realtime_threads ? ", SCHED_FIFO" : "");
+                   s.realtime_threads      ? ", SCHED_FIFO"
+                   : s.short_slice_threads ? ", 100 us slices"
+                                           : "");
   t += fmt::format("read {:.1f} MiB, written {:.1f} MiB, {:.1f} MiB/s, {} files, {:.0f} files/s\n",
                    static_cast<double>(s.bytes_read) / 1048576.0,
                    static_cast<double>(s.bytes_written) / 1048576.0,

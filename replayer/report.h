@@ -100,6 +100,9 @@ struct replay_stats {
   // Threads that ran SCHED_FIFO (--realtime): the replay threads (one started again for a
   // thread's events after its exit counts again) and the thread that hands them their ops.
   uint32_t realtime_threads = 0;
+  // Ordinary threads that ran with a short scheduler slice (timed modes without --realtime,
+  // Linux 6.12 and later), counted the same way.
+  uint32_t short_slice_threads = 0;
   std::array<op_stats, op_count> ops{};
   std::array<uint64_t, op_count> skipped{};       // modelled, not issued (clone, exec, chdir…)
   std::array<uint64_t, op_count> unreplayable{};  // mmap, AIO, io_uring

@@ -36,6 +36,7 @@ TEST_CASE("a rank's stats come back from the wire as they went, latencies and mi
   s.stopped = "ENOSPC on the target";
   s.remote_waits = 5;
   s.realtime_threads = 3;
+  s.short_slice_threads = 4;
   s.started_ns = 123456789;
 
   const mpi::rank_result back = or_throw(mpi::from_wire(mpi::to_wire(r)));
@@ -71,6 +72,7 @@ TEST_CASE("a rank's stats come back from the wire as they went, latencies and mi
   CHECK(b.stopped == "ENOSPC on the target");
   CHECK(b.remote_waits == 5);
   CHECK(b.realtime_threads == 3);
+  CHECK(b.short_slice_threads == 4);
   CHECK(b.started_ns == 123456789);
 }
 

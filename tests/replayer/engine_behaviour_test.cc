@@ -244,6 +244,42 @@ TEST_CASE("realtime: a timed replay's threads run SCHED_FIFO, and the caller's p
   }
 }
 
+TEST_CASE("a timed replay's ordinary threads run with short slices, and the caller's comes back") {
+  const uint64_t before = thread_slice_ns();
+  engine_options o = afap();
+  o.timing.mode = timing_mode::faithful;
+  {
+    replay_fixture f;
+    record_rsync(f.trace, 6);  // generator, sender, receiver
+    const replay_stats s = f.replay(o);
+    CHECK(s.mismatches == 0);
+    CHECK(s.threads == 3);
+    CHECK(s.realtime_threads == 0);
+    // the three replay threads and the dispatcher, where the kernel has slices to set
+    CHECK(s.short_slice_threads == (before ? 4u : 0u));
+    CHECK(thread_slice_ns() == before);
+    o.timing.mode = timing_mode::afap;  // nothing is due: left as it is
+    CHECK(f.replay(o).short_slice_threads == 0);
+    o.timing.mode = timing_mode::faithful;
+  }
+  {
+    replay_fixture f;
+    record_paced(f.trace, 5, 1'000'000);  // one thread: issued from the calling thread
+    const replay_stats s = f.replay(o);
+    CHECK(s.mismatches == 0);
+    CHECK(s.short_slice_threads == (before ? 1u : 0u));
+    CHECK(thread_slice_ns() == before);
+  }
+  if (!realtime_testable()) return;
+  o.realtime = true;  // SCHED_FIFO threads have no slice
+  replay_fixture f;
+  record_rsync(f.trace, 6);
+  const replay_stats s = f.replay(o);
+  CHECK(s.realtime_threads == 4);
+  CHECK(s.short_slice_threads == 0);
+  CHECK(thread_slice_ns() == before);
+}
+
 TEST_CASE("replay --realtime where SCHED_FIFO is not allowed stops before the tree, in one line") {
   if (!realtime_testable()) return;
   replay_fixture f;

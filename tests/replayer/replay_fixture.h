@@ -2,8 +2,12 @@
 // `fsrr replay` does (prepare the initial tree, then the events) and inspects the target.
 #pragma once
 
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -27,6 +31,21 @@ inline bool realtime_testable() {
   if (ci && std::string(ci) == "true")
     throw std::runtime_error(allowed.error().message + ", and CI=true forbids skipping");
   return false;
+}
+
+// The calling thread's scheduler slice as the kernel reports it (ns): 0 before Linux 6.12,
+// which has no slice of an ordinary thread to set.
+inline uint64_t thread_slice_ns() {
+  struct {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+    uint32_t util_min, util_max;
+  } a{};
+  if (::syscall(SYS_sched_getattr, 0, &a, sizeof a, 0) != 0) return 0;
+  return a.policy == SCHED_OTHER ? a.runtime : 0;
 }
 
 inline engine_options afap() {

@@ -184,3 +184,29 @@ TEST_CASE("the summary points at --realtime when lateness is far beyond what the
   CHECK(report_table(r).find("lateness:") == std::string::npos);
   CHECK_FALSE(shows_hint());
 }
+
+TEST_CASE("the summary and the JSON tell how the replay's threads were scheduled") {
+  replay_report r;
+  r.timing = "faithful";
+  r.speed = 1;
+  r.replay.timed = true;
+  r.replay.threads = 3;
+  r.replay.ops[static_cast<size_t>(op::openat)].count = 1;
+  const auto first_line = [&] {
+    const std::string t = report_table(r);
+    return t.substr(0, t.find('\n'));
+  };
+  CHECK(first_line() == "replayed 0 events on 3 threads in 0.000 s (faithful, speed 1)");
+  r.replay.short_slice_threads = 4;
+  CHECK(first_line() ==
+        "replayed 0 events on 3 threads in 0.000 s (faithful, speed 1, 100 us slices)");
+  auto j = nlohmann::json::parse(report_json(r));
+  CHECK(j.at("short_slice_threads") == 4);
+  CHECK(j.at("realtime_threads") == 0);
+  r.replay.short_slice_threads = 0;
+  r.replay.realtime_threads = 4;
+  CHECK(first_line() ==
+        "replayed 0 events on 3 threads in 0.000 s (faithful, speed 1, SCHED_FIFO)");
+  j = nlohmann::json::parse(report_json(r));
+  CHECK(j.at("short_slice_threads") == 0);
+}

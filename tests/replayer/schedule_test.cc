@@ -1,5 +1,8 @@
 // Timing modes: when each op is due, and how precisely waiting hits that time.
 #include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <thread>
@@ -141,6 +144,21 @@ TEST_CASE("a real-time thread's short waits sleep before a short spin, and never
   }
 }
 
+TEST_CASE("a replay's only thread spins without yielding, and its waits never end early") {
+  schedule_clock c(schedule_options{}, 0);
+  CHECK(thread_schedule(c).yields());
+  CHECK(thread_schedule(c, true).yields());
+  CHECK_FALSE(thread_schedule(c, false, true).yields());
+  CHECK_FALSE(thread_schedule(c, true, true).yields());
+  const std::atomic<bool> stop{false};
+  for (uint64_t ahead = 50'000; ahead <= 2'000'000; ahead += 150'000) {
+    const uint64_t due = monotonic_ns() + ahead;
+    const uint64_t now = wait_until(due, 100'000, stop, UINT64_MAX, false);
+    CHECK(now >= due);
+    CHECK(now - due < 10'000'000);
+  }
+}
+
 TEST_CASE("a wait ends early when stop is set") {
   const std::atomic<bool> stop{true};
   const uint64_t t0 = monotonic_ns();
@@ -178,4 +196,47 @@ TEST_CASE("thread_policy: SCHED_BATCH while it lives, then as before (no privile
     CHECK(policy() == SCHED_BATCH);
   }
   CHECK(policy() == SCHED_OTHER);
+}
+
+TEST_CASE("short_slice: a 100 us slice while it lives, threads it starts too, then as before") {
+  const uint64_t before = test::thread_slice_ns();
+  if (before == 0) {  // a kernel before 6.12: nothing is asked of it, nothing is claimed
+    const short_slice none(true);
+    CHECK_FALSE(none.active());
+    return;
+  }
+  {
+    const short_slice s(true);
+    REQUIRE(s.active());
+    CHECK(test::thread_slice_ns() == replay_slice_ns);
+    uint64_t started = 0;
+    std::thread([&] { started = test::thread_slice_ns(); }).join();
+    CHECK(started == replay_slice_ns);  // a lane starts with its dispatcher's slice
+  }
+  CHECK(test::thread_slice_ns() == before);
+  const short_slice off(false);
+  CHECK_FALSE(off.active());
+  CHECK(test::thread_slice_ns() == before);
+  {
+    // only an ordinary thread: SCHED_BATCH (and SCHED_FIFO) are left as they are
+    const thread_policy batch(true, SCHED_BATCH, 0);
+    REQUIRE(batch.active());
+    const short_slice s(true);
+    CHECK_FALSE(s.active());
+    CHECK((::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_BATCH);
+  }
+  CHECK(test::thread_slice_ns() == before);
+  // the thread's nice value stays (raised here, in a thread of its own: anyone may raise it)
+  int nice_inside = -100, nice_after = -100;
+  std::thread([&] {
+    const pid_t tid = static_cast<pid_t>(::syscall(SYS_gettid));
+    if (::setpriority(PRIO_PROCESS, tid, 7) != 0) return;
+    {
+      const short_slice s(true);
+      nice_inside = ::getpriority(PRIO_PROCESS, tid);
+    }
+    nice_after = ::getpriority(PRIO_PROCESS, tid);
+  }).join();
+  CHECK(nice_inside == 7);
+  CHECK(nice_after == 7);
 }
