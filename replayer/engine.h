@@ -41,8 +41,7 @@ struct engine_options {
   // Timed modes: the replay threads run SCHED_FIFO (the replay threads above the thread that
   // hands them their ops), so a due op is not held up behind other threads for a scheduler
   // slice. The caller checks it is allowed (realtime_allowed, schedule.h). Without it, timed
-  // modes give the replay's threads (and the dispatcher, whose slice they inherit) short
-  // slices (short_slice, schedule.h).
+  // modes give the replay threads short scheduler slices (short_slice, schedule.h).
   bool realtime = false;
   // A single-thread trace: decode it on a helper thread, ahead of the replay, when the process
   // may use more than one CPU.

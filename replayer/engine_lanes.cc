@@ -12,10 +12,6 @@ void dispatcher::run_lanes(trace_reader::event_stream& events, event e) {
   // Below its lanes: it works tens of milliseconds ahead of them, they issue what is due.
   const realtime_policy rt(opt_.realtime && clock_.timed(), realtime_dispatcher);
   if (rt.active()) ++total_.realtime_threads;
-  // Otherwise a short slice, which the lanes it starts begin with: woken for its first op, a
-  // new process's thread does not wait out another thread's slice.
-  const short_slice slice(clock_.timed() && !rt.active());
-  if (slice.active()) ++total_.short_slice_threads;
   uint64_t keys[24];
   try {
     dispatch_all(events, e, keys);
@@ -115,6 +111,10 @@ void dispatcher::start(lane& l) {
   l.running = true;
   ++live_lanes_;
   const replay_thread_name name(l.tid);
+  // The lane is made with a short slice, which it keeps (lane_loop): even its first wake-up
+  // does not wait out another thread's slice. The dispatcher keeps its own, longer one, so
+  // that a woken lane preempts it at once.
+  const short_slice made_with(clock_.timed());
   l.thread = std::thread(&dispatcher::lane_loop, this, std::ref(l), l.q.start());
 }
 

@@ -45,6 +45,7 @@ void dispatcher::run_single(trace_reader::event_stream& events, const event& fir
     // Its wake-ups never preempt the replay thread: it waits for an idle CPU or a tick.
     const sched_param batch_policy{};
     ::pthread_setschedparam(::pthread_self(), SCHED_BATCH, &batch_policy);
+    default_slice();  // not the replay thread's short one, which a woken op could not preempt
     ::pthread_setname_np(::pthread_self(), "fsrr-settle");
     event e = first;
     try {

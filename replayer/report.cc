@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "schedule.h"
+
 namespace fsrr {
 
 uint64_t latency_histogram::upper_edge(size_t b) {
@@ -312,9 +314,9 @@ std::string report_table(const replay_report& r) {
   }
   t += fmt::format("replayed {} events on {} thread{} in {:.3f} s ({}, speed {}{})\n", s.events,
                    s.threads, s.threads == 1 ? "" : "s", secs, r.timing, r.speed,
-                   s.realtime_threads      ? ", SCHED_FIFO"
-                   : s.short_slice_threads ? ", 100 us slices"
-                                           : "");
+                   s.realtime_threads      ? std::string(", SCHED_FIFO")
+                   : s.short_slice_threads ? fmt::format(", {} us slices", replay_slice_ns / 1000)
+                                           : std::string());
   t += fmt::format("read {:.1f} MiB, written {:.1f} MiB, {:.1f} MiB/s, {} files, {:.0f} files/s\n",
                    static_cast<double>(s.bytes_read) / 1048576.0,
                    static_cast<double>(s.bytes_written) / 1048576.0,

@@ -165,6 +165,7 @@ struct sched_attributes {
   uint32_t util_min;
   uint32_t util_max;
 };
+static_assert(sizeof(sched_attributes) == 56, "SCHED_ATTR_SIZE_VER1");
 
 constexpr uint64_t reset_on_fork = 0x01;  // SCHED_FLAG_RESET_ON_FORK
 
@@ -194,7 +195,16 @@ short_slice::short_slice(bool on, uint64_t slice_ns) {
 
 short_slice::~short_slice() {
   sched_attributes a;
-  if (set_ && get_attributes(a) && a.policy == SCHED_OTHER) set_slice(a, old_ns_);
+  if (!set_ || !get_attributes(a) || a.policy != SCHED_OTHER) return;
+  // A slice of 0 is the kernel's default, which follows its base slice; set as a number, the
+  // same value would stay fixed. So the default first, and the old value if that was not it.
+  if (set_slice(a, 0) && get_attributes(a) && a.runtime != old_ns_) set_slice(a, old_ns_);
+}
+
+void default_slice() {
+  sched_attributes a;
+  if (get_attributes(a) && (a.policy == SCHED_OTHER || a.policy == SCHED_BATCH) && a.runtime)
+    set_slice(a, 0);
 }
 
 uint64_t wait_until(uint64_t due_ns, uint64_t spin_ns, const std::atomic<bool>& stop,

@@ -166,8 +166,9 @@ struct realtime_policy : thread_policy {
 // grants (6.12 and later: sched_setattr's sched_runtime for a SCHED_OTHER thread, no
 // privilege needed). A thread woken with a shorter slice than the running one's preempts it
 // rather than waiting for that slice to end (1.4 ms here by default: 0.7 ms x (1 + log2 of
-// the CPUs)). It changes when a thread runs, not how much: each keeps its fair share. Beside
-// two CPU-bound loops on 2 cores the shell loop's p99 lateness went from 59-71 ms to 6-10 ms.
+// the CPUs) on Linux 6.18). It changes when a thread runs, not how much: each keeps its fair share.
+// Beside two CPU-bound loops on 2 cores the shell loop's p99 lateness went from 59-71 ms to 6-10
+// ms.
 inline constexpr uint64_t replay_slice_ns = 100'000;
 
 // The calling thread, an ordinary (SCHED_OTHER) one, runs with a `slice_ns` scheduler slice
@@ -187,6 +188,10 @@ class short_slice {
   bool set_ = false;  // changed: the destructor puts the old slice back
   bool active_ = false;
 };
+
+// The calling thread, an ordinary or SCHED_BATCH one, back at the kernel's default slice: a
+// helper started by a thread with a short slice, which a woken replay thread should preempt.
+void default_slice();
 
 // Sleeps, then spins `spin_ns`, until monotonic_ns() >= due_ns or `stop` is set; returns the
 // time it returned at. Long sleeps are cut in slices so `stop` is noticed within 50 ms. A wait

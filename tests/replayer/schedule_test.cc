@@ -233,10 +233,22 @@ TEST_CASE("short_slice: a 100 us slice while it lives, threads it starts too, th
     if (::setpriority(PRIO_PROCESS, tid, 7) != 0) return;
     {
       const short_slice s(true);
+      if (!s.active()) return;
       nice_inside = ::getpriority(PRIO_PROCESS, tid);
     }
     nice_after = ::getpriority(PRIO_PROCESS, tid);
   }).join();
   CHECK(nice_inside == 7);
   CHECK(nice_after == 7);
+  // default_slice: a helper started with the short slice goes back to the kernel's
+  {
+    const short_slice s(true);
+    REQUIRE(s.active());
+    uint64_t helper = 0;
+    std::thread([&] {
+      default_slice();
+      helper = test::thread_slice_ns();
+    }).join();
+    CHECK(helper == before);
+  }
 }
