@@ -166,9 +166,9 @@ struct realtime_policy : thread_policy {
 // grants (6.12 and later: sched_setattr's sched_runtime for a SCHED_OTHER thread, no
 // privilege needed). A thread woken with a shorter slice than the running one's preempts it
 // rather than waiting for that slice to end (1.4 ms here by default: 0.7 ms x (1 + log2 of
-// the CPUs) on Linux 6.18). It changes when a thread runs, not how much: each keeps its fair share.
-// Beside two CPU-bound loops on 2 cores the shell loop's p99 lateness went from 59-71 ms to 6-10
-// ms.
+// the CPUs) on Linux 6.18). It changes when a thread runs, not how much: each keeps its fair
+// share. Beside two CPU-bound loops on 2 cores the shell loop's p99 lateness went from 59-71
+// ms to 6-10 ms.
 inline constexpr uint64_t replay_slice_ns = 100'000;
 
 // The calling thread, an ordinary (SCHED_OTHER) one, runs with a `slice_ns` scheduler slice
