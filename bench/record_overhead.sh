@@ -69,7 +69,7 @@ for name in "${tools[@]}"; do
         "$floor" "$variant" -- $tool "$src" "$work/dst" 2>"$work/floor.err"
         b=$(ns)
         floor_whole[$variant]+=" $(( b - a ))"
-        floors[$variant]+=" $(sed -n 's/.*workload \([0-9.]*\) s$/\1/p' "$work/floor.err" | awk '{printf "%d", $1 * 1e9}')"
+        floors[$variant]+=" $(sed -n 's/.*workload \([0-9.]*\) s$/\1/p' "$work/floor.err" | awk '{printf "%.0f", $1 * 1e9}')"
       done
     fi
 
