@@ -26,7 +26,7 @@ command add_info(CLI::App& app) {
               j["data_flow"] = flow_json(flow);
               fmt::print("{}\n", json_text(j, 2));
             } else {
-              fmt::print("{}data flow: {}\n", info_text(r), flow_text(flow));
+              fmt::print("{}data flow: {}\n", info_text(r), flow_text(flow, 11));
             }
             return 0;
           }};

@@ -270,20 +270,49 @@ nlohmann::json flow_json(const flow_stats& f) {
            {{"pipes", f.pipe_bytes}, {"sockets", f.socket_bytes}, {"devices", f.device_bytes}}}};
 }
 
-std::string flow_text(const flow_stats& f) {
-  const auto mib = [](uint64_t b) { return static_cast<double>(b) / 1048576.0; };
-  std::string t = fmt::format(
-      "written from reads {:.1f} MiB, in-kernel copies {:.1f} MiB, /dev/zero {:.1f} MiB, "
-      "fresh {:.1f} MiB",
-      mib(f.copied), mib(f.in_kernel), mib(f.zeros), mib(f.generated));
-  if (f.unmatched_sizes || f.unmatched_no_writer)
-    t += fmt::format(", unmatched {:.1f} MiB (sizes {:.1f}, no writer {:.1f})",
-                     mib(f.unmatched_sizes + f.unmatched_no_writer), mib(f.unmatched_sizes),
-                     mib(f.unmatched_no_writer));
-  if (f.pipe_bytes || f.socket_bytes)
-    t += fmt::format("; through pipes {:.1f} MiB, sockets {:.1f} MiB", mib(f.pipe_bytes),
-                     mib(f.socket_bytes));
+namespace {
+
+// Parts of one line, each after its separator (", ", "; "), broken before a part that would
+// pass `width` columns: the separator's mark ends the line, and the next one starts with two
+// spaces. `column` is where the first part starts (after a caller's label).
+std::string wrap(const std::vector<std::pair<std::string_view, std::string>>& parts, size_t column,
+                 size_t width) {
+  std::string t;
+  size_t at = column;
+  for (const auto& [sep, part] : parts) {
+    if (!t.empty() && at + sep.size() + part.size() > width) {
+      const size_t mark = sep.find_last_not_of(' ');
+      t.append(sep.substr(0, mark == std::string_view::npos ? 0 : mark + 1));
+      t += "\n  ";
+      at = 2;
+    } else if (!t.empty()) {
+      t += sep;
+      at += sep.size();
+    }
+    t += part;
+    at += part.size();
+  }
   return t;
+}
+
+}  // namespace
+
+std::string flow_text(const flow_stats& f, size_t column) {
+  const auto mib = [](uint64_t b) { return static_cast<double>(b) / 1048576.0; };
+  std::vector<std::pair<std::string_view, std::string>> parts = {
+      {"", fmt::format("written from reads {:.1f} MiB", mib(f.copied))},
+      {", ", fmt::format("in-kernel copies {:.1f} MiB", mib(f.in_kernel))},
+      {", ", fmt::format("/dev/zero {:.1f} MiB", mib(f.zeros))},
+      {", ", fmt::format("fresh {:.1f} MiB", mib(f.generated))}};
+  if (f.unmatched_sizes || f.unmatched_no_writer)
+    parts.emplace_back(", ", fmt::format("unmatched {:.1f} MiB (sizes {:.1f}, no writer {:.1f})",
+                                         mib(f.unmatched_sizes + f.unmatched_no_writer),
+                                         mib(f.unmatched_sizes), mib(f.unmatched_no_writer)));
+  if (f.pipe_bytes || f.socket_bytes) {
+    parts.emplace_back("; ", fmt::format("through pipes {:.1f} MiB", mib(f.pipe_bytes)));
+    parts.emplace_back(", ", fmt::format("sockets {:.1f} MiB", mib(f.socket_bytes)));
+  }
+  return wrap(parts, column, summary_width);
 }
 
 result<void> write_report_json(const replay_report& r, const std::string& path) {
@@ -342,16 +371,21 @@ std::string report_table(const replay_report& r) {
     unreplayable += s.unreplayable[i];
   }
   if (skipped || unreplayable || r.nonfile_ops)
-    t += fmt::format(
-        "\nnot replayed: {} modelled (process, fd table), {} unreplayable "
-        "(mmap, AIO, io_uring), {} on pipes/sockets/ttys\n",
-        skipped, unreplayable, r.nonfile_ops);
+    t += "\n" +
+         wrap({{"", fmt::format("not replayed: {} modelled (process, fd table)", skipped)},
+               {", ", fmt::format("{} unreplayable (mmap, AIO, io_uring)", unreplayable)},
+               {", ", fmt::format("{} on pipes/sockets/ttys", r.nonfile_ops)}},
+              0, summary_width) +
+         "\n";
   if (s.timed)
-    t += fmt::format(
-        "lateness: p50 {} us, p99 {} us, max {} us (its ops' own durations force p99 {} us, max "
-        "{} us)\n",
-        us(s.lateness.percentile(0.5)), us(s.lateness.percentile(0.99)), us(s.lateness.max()),
-        us(s.op_bound_lateness.percentile(0.99)), us(s.op_bound_lateness.max()));
+    t += wrap({{"", fmt::format("lateness: p50 {} us, p99 {} us, max {} us",
+                                us(s.lateness.percentile(0.5)), us(s.lateness.percentile(0.99)),
+                                us(s.lateness.max()))},
+               {" ", fmt::format("(its ops' own durations force p99 {} us, max {} us)",
+                                 us(s.op_bound_lateness.percentile(0.99)),
+                                 us(s.op_bound_lateness.max()))}},
+              0, summary_width) +
+         "\n";
   // What the ops do not explain is the replay's threads waiting for a CPU, mostly: a wake-up
   // that comes late, and the ops after it, which follow each other as closely as they did.
   // Not so when ops waited for another rank's (MPI): that wait is the link's.

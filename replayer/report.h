@@ -160,8 +160,11 @@ struct replay_report {
 
 // Bytes by origin, and through pipes and sockets: "data_flow" in the report and in info.
 nlohmann::json flow_json(const flow_stats& f);
-// The same on one line: "written: 12.0 MiB copied (...), 1.0 MiB fresh; ..."
-std::string flow_text(const flow_stats& f);
+// The same as text: "written from reads 12.0 MiB, in-kernel copies 0.0 MiB, ...", broken into
+// lines of at most summary_width columns (the first starting at `column`, after a label).
+std::string flow_text(const flow_stats& f, size_t column = 0);
+// The width the text summaries keep to: a terminal of 100 columns shows them unbroken.
+constexpr size_t summary_width = 100;
 
 // The JSON report (pretty-printed).
 std::string report_json(const replay_report& r);

@@ -134,6 +134,62 @@ TEST_CASE("the table lists each replayed op and the first mismatches") {
   CHECK(t.find("stopped early: ENOSPC on the target") != std::string::npos);
 }
 
+TEST_CASE("the summary's long lines break at 100 columns, whole parts on each") {
+  replay_report r;
+  r.timing = "faithful";
+  r.replay.timed = true;
+  r.replay.ops[static_cast<size_t>(op::openat)].count = 1;
+  flow_stats& f = r.replay.flow;
+  f.copied = 1234ull << 20;
+  f.in_kernel = 56789ull << 20;
+  f.unmatched_sizes = 3ull << 20;
+  f.pipe_bytes = 7ull << 20;
+  f.socket_bytes = 1ull << 20;
+  r.replay.skipped[static_cast<size_t>(op::openat)] = 1234567;
+  r.replay.unreplayable[static_cast<size_t>(op::openat)] = 89012;
+  r.nonfile_ops = 345678;
+  for (int i = 0; i < 100; ++i) r.replay.lateness.record(123'456'789);
+  for (int i = 0; i < 100; ++i) r.replay.op_bound_lateness.record(98'765'432);
+  const std::string t = report_table(r);
+  const auto has = [&](const std::string& lines) { return t.find(lines) != std::string::npos; };
+  CHECK(
+      has("written from reads 1234.0 MiB, in-kernel copies 56789.0 MiB, /dev/zero 0.0 MiB, "
+          "fresh 0.0 MiB,\n"
+          "  unmatched 3.0 MiB (sizes 3.0, no writer 0.0); through pipes 7.0 MiB, sockets 1.0 "
+          "MiB\n"));
+  CHECK(
+      has("not replayed: 1234567 modelled (process, fd table), 89012 unreplayable (mmap, AIO, "
+          "io_uring),\n  345678 on pipes/sockets/ttys\n"));
+  // histogram buckets: within 1/32 of the recorded value
+  CHECK(t.find("lateness: p50 ") != std::string::npos);
+  CHECK(t.find(" us\n  (its ops' own durations force p99 ") != std::string::npos);
+  size_t longest = 0;
+  for (size_t at = 0, end; at < t.size(); at = end + 1) {
+    end = t.find('\n', at);
+    if (end == std::string::npos) end = t.size();
+    longest = std::max(longest, end - at);
+  }
+  CHECK(longest <= summary_width);
+  // short enough: one line each
+  f = flow_stats{};
+  f.copied = 1ull << 20;
+  r.replay.lateness = latency_histogram{};
+  r.replay.op_bound_lateness = latency_histogram{};
+  r.replay.lateness.record(5'000);
+  r.replay.op_bound_lateness.record(2'000);
+  const std::string u = report_table(r);
+  CHECK(u.find("written from reads 1.0 MiB, in-kernel copies 0.0 MiB, /dev/zero 0.0 MiB, fresh "
+               "0.0 MiB\n") != std::string::npos);
+  CHECK(u.find("lateness: p50 5.0 us, p99 5.0 us, max 5.0 us (its ops' own durations force p99 2.0 "
+               "us, max 2.0 us)\n") != std::string::npos);
+  // after a label (fsrr info's "data flow: "), the first line is shorter
+  f.in_kernel = 56789ull << 20;
+  f.copied = 1234ull << 20;
+  const std::string flow = flow_text(f, 11);
+  CHECK(flow.substr(0, flow.find('\n')) ==
+        "written from reads 1234.0 MiB, in-kernel copies 56789.0 MiB, /dev/zero 0.0 MiB,");
+}
+
 TEST_CASE("merging replay stats keeps the earliest mismatches") {
   replay_stats a, b;
   a.first_mismatches.push_back({10, 1, op::read, "/x", 1, 0});
