@@ -1,7 +1,9 @@
 #include "drain.h"
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,24 +16,33 @@ namespace {
 
 constexpr int wait_ms = 10;  // the ring is looked at this often even if nobody wakes us
 
+uint64_t monotonic_ns() {
+  timespec t;
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(t.tv_nsec);
+}
+
 }  // namespace
 
 result<std::unique_ptr<drain>> drain::open(int ring_fd, uint64_t ring_size, uint64_t budget,
-                                           std::function<void(uint64_t)> after_pass) {
+                                           std::function<void(uint64_t)> after_pass,
+                                           bool idle_decoder) {
   auto ring = ring_reader::map(ring_fd, ring_size);
   if (!ring) return tl::unexpected(ring.error());
-  std::unique_ptr<drain> d(new drain(std::move(*ring), ring_fd, budget, std::move(after_pass)));
+  std::unique_ptr<drain> d(
+      new drain(std::move(*ring), ring_fd, budget, std::move(after_pass), idle_decoder));
   FSRR_TRY(d->open_fds());  // d's destructor closes those it opened
   return d;
 }
 
 drain::drain(ring_reader ring, int ring_fd, uint64_t budget,
-             std::function<void(uint64_t)> after_pass)
+             std::function<void(uint64_t)> after_pass, bool idle_decoder)
     : ring_(std::move(ring)),
       slab_bytes_(std::clamp<uint64_t>(budget / 4, 64u << 10, 4u << 20)),
       budget_(std::max<uint64_t>(budget, 2 * slab_bytes_)),
       after_pass_(std::move(after_pass)),
-      ring_fd_(ring_fd) {}
+      ring_fd_(ring_fd),
+      decoder_(idle_decoder) {}
 
 result<void> drain::open_fds() {
   const auto failed = [](const char* what) {
@@ -59,20 +70,27 @@ void drain::start() {
   thread_ = std::thread([this] { run(); });
 }
 
-void drain::stop() {
+void drain::stop(const sink_fn& sink) {
   if (!thread_.joinable()) return;
+  taken_at_stop_.store(static_cast<bool>(sink));
   stopping_.store(true);
   const uint64_t one = 1;
   (void)!::write(wake_fd_, &one, sizeof one);
   room_.notify_all();
+  while (sink && !finished_.load()) {
+    take(sink);
+    pollfd ready{ready_fd_, POLLIN, 0};
+    ::poll(&ready, 1, wait_ms);
+  }
   thread_.join();
+  if (sink) take(sink);
 }
 
 void drain::run() {
   bool cut = false;
   for (;;) {
     if (cut) {  // the decoder is behind: wait for it, not for the ring (which is not empty)
-      std::unique_lock lock(mu_);
+      std::unique_lock lock = hold();
       room_.wait_for(lock, std::chrono::milliseconds(wait_ms),
                      [this] { return has_room() || stopping_.load(); });
     } else {
@@ -80,16 +98,75 @@ void drain::run() {
       ::epoll_wait(epoll_fd_, evs, 2, wait_ms);
     }
     const bool last = stopping_.load();  // read before the pass: nothing is sent after it
-    const uint64_t before = stats().full;
+    const uint64_t before = hold_stats().full;
     pass();
-    cut = stats().full != before;
+    cut = hold_stats().full != before;
     if (after_pass_) after_pass_(ring_.pending());
+    raise_if_behind();
     if (last) {
-      while (pass()) {
-      }
+      last_passes();
+      finished_.store(true);
+      const uint64_t one = 1;  // stop() may be waiting for records, or for this
+      (void)!::write(ready_fd_, &one, sizeof one);
       return;
     }
   }
+}
+
+std::unique_lock<std::mutex> drain::hold() {
+  std::unique_lock lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    decoder_.raise();
+    lock.lock();
+  }
+  return lock;
+}
+
+drain_stats drain::hold_stats() {
+  const auto lock = hold();
+  return stats_;
+}
+
+// Until the ring is empty; with a sink at stop(), waiting for room as the decoder makes it.
+void drain::last_passes() {
+  for (;;) {
+    const uint64_t full = hold_stats().full;
+    const size_t n = pass();
+    if (hold_stats().full == full) {
+      if (n == 0) return;
+      continue;
+    }
+    std::unique_lock lock = hold();
+    room_.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return has_room(); });
+  }
+}
+
+void drain::decoder_beat() {
+  decoder_.beat(monotonic_ns());
+  if (!decoder_.idle() && !stopping_.load() && !behind_.load(std::memory_order_relaxed))
+    decoder_.enter();
+}
+
+void drain::decoder_awake() {
+  decoder_.leave();
+}
+
+// How long the oldest record not yet decoded has waited: in the decoder's hands, in the queue,
+// or in the slab being filled. An idle decoder that far behind, or as late for its beat
+// (starved by busier threads, or long in one stretch of work), is raised.
+void drain::raise_if_behind() {
+  uint64_t oldest = filling_.used ? filling_.since : UINT64_MAX;
+  {
+    const auto lock = hold();
+    if (!ready_.empty()) oldest = std::min(oldest, ready_.front().since);
+  }
+  if (const uint64_t h = in_hand_since_.load(std::memory_order_relaxed))
+    oldest = std::min(oldest, h);
+  const uint64_t now = monotonic_ns();
+  const bool behind = oldest != UINT64_MAX && now - oldest > idle_decoder_max_lag_ns;
+  behind_.store(behind, std::memory_order_relaxed);
+  if (decoder_.idle() && (behind || now - decoder_.last_beat() > idle_decoder_max_lag_ns))
+    decoder_.raise();
 }
 
 size_t drain::pass() {
@@ -99,7 +176,7 @@ size_t drain::pass() {
   // few records each, and memory would be slabs, not the records the budget counts.
   bool idle;
   {
-    std::lock_guard lock(mu_);
+    const auto lock = hold();
     idle = ready_.empty();
     stats_.wrapped = ring_.wrapped();
   }
@@ -112,8 +189,8 @@ bool drain::keep(std::span<const uint8_t> record) {
   if (need > slab_bytes_) return true;  // cannot be one of ours: dropped
   if (filling_.words && filling_.used + need > slab_bytes_) publish();
   if (!filling_.words) {
-    std::lock_guard lock(mu_);
-    if (!stopping_.load() && !has_room()) {
+    const auto lock = hold();
+    if (!(stopping_.load() && !taken_at_stop_.load()) && !has_room()) {
       ++stats_.full;
       return false;
     }
@@ -125,6 +202,7 @@ bool drain::keep(std::span<const uint8_t> record) {
     }
     filling_.used = 0;
     filling_.records = 0;
+    filling_.since = monotonic_ns();
   }
   auto* at = reinterpret_cast<uint8_t*>(filling_.words.get()) + filling_.used;
   const uint64_t len = record.size();
@@ -138,7 +216,7 @@ bool drain::keep(std::span<const uint8_t> record) {
 void drain::publish() {
   if (!filling_.words || filling_.used == 0) return;
   {
-    std::lock_guard lock(mu_);
+    const auto lock = hold();
     queued_ += filling_.used;
     stats_.bytes += filling_.used;
     stats_.records += filling_.records;
@@ -151,16 +229,18 @@ void drain::publish() {
   (void)!::write(ready_fd_, &one, sizeof one);
 }
 
-size_t drain::take(const std::function<void(std::span<const uint8_t>)>& sink) {
+size_t drain::take(const sink_fn& sink) {
   uint64_t count;
   (void)!::read(ready_fd_, &count, sizeof count);  // reset before looking: no wakeup is lost
   std::deque<slab> batch;
   {
     std::lock_guard lock(mu_);
     batch.swap(ready_);
+    if (!batch.empty()) in_hand_since_.store(batch.front().since, std::memory_order_relaxed);
   }
   size_t records = 0;
-  for (slab& s : batch) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    slab& s = batch[i];
     const auto* bytes = reinterpret_cast<const uint8_t*>(s.words.get());
     for (size_t at = 0; at < s.used;) {
       uint64_t len;
@@ -170,6 +250,7 @@ size_t drain::take(const std::function<void(std::span<const uint8_t>)>& sink) {
       ++records;
     }
     std::lock_guard lock(mu_);
+    in_hand_since_.store(i + 1 < batch.size() ? batch[i + 1].since : 0, std::memory_order_relaxed);
     queued_ -= s.used;
     if (spare_.size() < 4) spare_.push_back(std::move(s));  // warm slabs: no page faults
     room_.notify_one();
@@ -179,7 +260,10 @@ size_t drain::take(const std::function<void(std::span<const uint8_t>)>& sink) {
 
 drain_stats drain::stats() const {
   std::lock_guard lock(mu_);
-  return stats_;
+  drain_stats s = stats_;
+  s.decoder_idled = decoder_.entered();
+  s.decoder_raised = decoder_.raised();
+  return s;
 }
 
 }  // namespace fsrr::recorder

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "idle_decoder.h"
 #include "result.h"
 #include "ring_reader.h"
 
@@ -28,7 +29,13 @@ struct drain_stats {
   uint64_t peak_memory = 0;  // most bytes of slabs holding them (the budget bounds this)
   uint64_t full = 0;         // passes the budget cut short
   uint64_t wrapped = 0;      // records that crossed the ring's end (ring_reader)
+  uint64_t decoder_idled = 0;   // times the decoder went SCHED_IDLE (idle_decoder.h)
+  uint64_t decoder_raised = 0;  // ... and the drain raised it back, late or behind
 };
+
+// An idle decoder is raised when it is this late: it has not beaten for this long, or the
+// oldest record it has not decoded was drained this long ago.
+constexpr uint64_t idle_decoder_max_lag_ns = 20'000'000;
 
 class drain {
  public:
@@ -36,41 +43,64 @@ class drain {
   // `after_pass(pending)`: run on the drain thread after each pass with the bytes still in
   // the ring (the pause keeper resumes the workload there); may be empty. On the heap: the
   // thread and the decoder share its queue, which does not move.
+  // `idle_decoder`: the decoder may run as SCHED_IDLE while it keeps up (decoder_beat).
   static result<std::unique_ptr<drain>> open(int ring_fd, uint64_t ring_size, uint64_t budget,
-                                             std::function<void(uint64_t)> after_pass = {});
+                                             std::function<void(uint64_t)> after_pass = {},
+                                             bool idle_decoder = false);
   ~drain();  // stops the thread
   drain(const drain&) = delete;
   drain& operator=(const drain&) = delete;
 
+  using sink_fn = std::function<void(std::span<const uint8_t>)>;
+
   void start();
-  // The programs are detached: empties the ring one last time and ends the thread.
-  void stop();
+  // The programs are detached: empties the ring one last time and ends the thread. With
+  // `sink`, the caller takes the records meanwhile (as take() does), and the queue keeps to its
+  // budget; without, the last records join the queue whatever it holds.
+  void stop(const sink_fn& sink = {});
 
   int ready_fd() const { return ready_fd_; }  // readable when records are waiting
   uint64_t pending_in_ring() const { return ring_.pending(); }
 
   // Hands `sink` every record waiting, in ring order. Returns how many.
-  size_t take(const std::function<void(std::span<const uint8_t>)>& sink);
+  size_t take(const sink_fn& sink);
 
   drain_stats stats() const;
+
+  // On the decoder thread, one thread always: at least every few milliseconds while it waits
+  // for records (an idle decoder that misses its beat by idle_decoder_max_lag_ns is raised, as
+  // one that falls that far behind is), and before it has anything else to do (a signal, the
+  // end of the recording), when it wants to be awake. decoder_beat() makes it SCHED_IDLE
+  // unless it is behind; decoder_awake() brings it back for good (until the next beat).
+  void decoder_beat();
+  void decoder_awake();
 
  private:
   struct slab {
     std::unique_ptr<uint64_t[]> words;  // 8-aligned, as the records are
     size_t used = 0;                    // bytes
     uint64_t records = 0;
+    uint64_t since = 0;  // CLOCK_MONOTONIC ns when its first record was drained
   };
 
-  drain(ring_reader ring, int ring_fd, uint64_t budget, std::function<void(uint64_t)> after_pass);
+  drain(ring_reader ring, int ring_fd, uint64_t budget, std::function<void(uint64_t)> after_pass,
+        bool idle_decoder);
   result<void> open_fds();
 
   void run();
+  void last_passes();  // after stop(): until the ring is empty
   size_t pass();  // one ring emptying; returns bytes copied
   bool keep(std::span<const uint8_t> record);
   void publish();  // the slab being filled joins the queue
   // Whether one more slab fits the budget, counted in slabs' size, not the bytes they hold:
   // what the queue takes of memory. With mu_ held.
   bool has_room() const { return (ready_.size() + 1) * slab_bytes_ <= budget_; }
+  // The drain thread's way to mu_: a decoder that holds it as SCHED_IDLE may wait long for a
+  // CPU, so it is raised first (priority inheritance does not lift SCHED_IDLE).
+  std::unique_lock<std::mutex> hold();
+  drain_stats hold_stats();
+  // On the drain thread: an idle decoder that is late for its beat, or behind, is raised.
+  void raise_if_behind();
 
   ring_reader ring_;
   const size_t slab_bytes_;  // a quarter of the budget, 64 KiB to 4 MiB
@@ -82,14 +112,21 @@ class drain {
   int ready_fd_ = -1;  // eventfd: records queued
   std::thread thread_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> taken_at_stop_{false};  // stop() has a sink: the budget holds to the end
+  std::atomic<bool> finished_{false};       // the thread's last pass is done
 
   slab filling_;  // drain thread only
   mutable std::mutex mu_;
   std::condition_variable room_;
   std::deque<slab> ready_;
   std::vector<slab> spare_;
-  uint64_t queued_ = 0;  // bytes in ready_
+  uint64_t queued_ = 0;  // bytes handed over and not yet decoded
+  // The decoder's lag, as the drain last saw it (raise_if_behind), and when the drain put the
+  // first record into the oldest slab in the decoder's hands (0: none).
+  std::atomic<bool> behind_{false};
+  std::atomic<uint64_t> in_hand_since_{0};
   drain_stats stats_;
+  idle_decoder decoder_;
 };
 
 }  // namespace fsrr::recorder

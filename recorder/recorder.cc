@@ -299,6 +299,7 @@ class recording {
     const uint64_t end = o_.duration_ns ? base_ + o_.duration_ns : UINT64_MAX;
     bool cgroup_was_populated = false;
     for (;;) {
+      drain_->decoder_beat();  // SCHED_IDLE from here on, while it keeps up
       epoll_event evs[4];
       ::epoll_wait(ep.fds[0], evs, 4, poll_ms);
       decode();
@@ -351,14 +352,20 @@ class recording {
     }
   }
 
-  void wind_down() {
+  // `decode_rest`: the records still in the ring are decoded as the drain ends (the queue
+  // keeps to its budget); without, they are left in the queue (an error path).
+  void wind_down(bool decode_rest = false) {
+    if (drain_) drain_->decoder_awake();  // the user waits for what follows
     if (bpf_) bpf_->detach();  // no program runs after this; what they sent is in the ring
-    if (drain_) drain_->stop();
+    if (drain_ && decode_rest)
+      drain_->stop([this](std::span<const uint8_t> r) { on_record(r); });
+    else if (drain_)
+      drain_->stop();
     if (pauses_) pauses_->resume_all();
   }
 
   result<record_result> stop() {
-    wind_down();
+    wind_down(true);
     decode();
     dec_.finish();
     const uint64_t end = now_ns(CLOCK_MONOTONIC);
@@ -401,6 +408,8 @@ class recording {
     res.peak_queued = drain_->stats().peak_queued;
     res.peak_queue_memory = drain_->stats().peak_memory;
     res.ring_wrapped = drain_->stats().wrapped;
+    res.decoder_idled = drain_->stats().decoder_idled;
+    res.decoder_raised = drain_->stats().decoder_raised;
     rusage self{};
     ::getrusage(RUSAGE_SELF, &self);
     for (const timeval& t : {self.ru_utime, self.ru_stime})
@@ -445,8 +454,9 @@ class recording {
           for (uint64_t c : bpf_->counter(FSRR_C_PAUSED)) n += c;
           return n;
         });
-    auto opened = drain::open(bpf_->ring_fd(), bpf_->ring_size(), o_.queue_bytes,
-                              [this](uint64_t pending) { pauses_->after_pass(pending); });
+    auto opened = drain::open(
+        bpf_->ring_fd(), bpf_->ring_size(), o_.queue_bytes,
+        [this](uint64_t pending) { pauses_->after_pass(pending); }, o_.idle_decoder);
     if (!opened) return tl::unexpected(opened.error());
     drain_ = std::move(*opened);
     return {};
@@ -485,21 +495,23 @@ class recording {
   // Records after the end of a recording cut short (--duration, --max-size) are left out:
   // the trace ends where it was asked to, not where the programs were detached.
   void decode() {
-    drain_->take([this](std::span<const uint8_t> r) {
-      if (cut_at_ && r.size() >= sizeof(fsrr_rec_hdr)) {
-        const auto* h = reinterpret_cast<const fsrr_rec_hdr*>(r.data());
-        uint64_t end = h->ts;  // a syscall is in the trace if it returned in time
-        if (h->type == FSRR_REC_SYSCALL && r.size() >= sizeof(fsrr_syscall))
-          end += reinterpret_cast<const fsrr_syscall*>(r.data())->dur;
-        if (end >= cut_at_) return;
-        if (o_.max_bytes && writer_.file_bytes() >= o_.max_bytes) {
-          cut_at_ = std::min<uint64_t>(cut_at_, h->ts);
-          size_reached_ = true;
-          return;
-        }
+    drain_->take([this](std::span<const uint8_t> r) { on_record(r); });
+  }
+
+  void on_record(std::span<const uint8_t> r) {
+    if (cut_at_ && r.size() >= sizeof(fsrr_rec_hdr)) {
+      const auto* h = reinterpret_cast<const fsrr_rec_hdr*>(r.data());
+      uint64_t end = h->ts;  // a syscall is in the trace if it returned in time
+      if (h->type == FSRR_REC_SYSCALL && r.size() >= sizeof(fsrr_syscall))
+        end += reinterpret_cast<const fsrr_syscall*>(r.data())->dur;
+      if (end >= cut_at_) return;
+      if (o_.max_bytes && writer_.file_bytes() >= o_.max_bytes) {
+        cut_at_ = std::min<uint64_t>(cut_at_, h->ts);
+        size_reached_ = true;
+        return;
       }
-      dec_.on_record(r);
-    });
+    }
+    dec_.on_record(r);
   }
 
   const record_options& o_;

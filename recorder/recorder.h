@@ -35,6 +35,9 @@ struct record_options {
   // Load the CO-RE build of the BPF programs even when the one compiled for this very kernel
   // fits (tests check that both record alike).
   bool portable_bpf = false;
+  // The decoder works as SCHED_IDLE while it keeps up with the workload, which then has the
+  // CPUs whenever it wants them (idle_decoder.h).
+  bool idle_decoder = true;
   // Called once the workload runs (tests use it to interfere); may be empty.
   std::function<void()> on_started;
 };
@@ -64,6 +67,8 @@ struct record_result {
   uint64_t peak_queued = 0;   // most drained bytes waiting for the decoder at once
   uint64_t peak_queue_memory = 0;  // ... and the most memory holding them (<= queue_bytes)
   uint64_t ring_wrapped = 0;  // records read across the ring buffer's end, in two pieces
+  uint64_t decoder_idled = 0;   // times fsrr's decoder went SCHED_IDLE (idle_decoder.h)
+  uint64_t decoder_raised = 0;  // ... and was raised back, late for its beat or behind
   uint64_t cpu_ns = 0;        // CPU time fsrr itself used (its threads; the programs run in the
                               // workload's and are its own)
   uint64_t pauses = 0;        // processes stopped until fsrr caught up (not with lossy)

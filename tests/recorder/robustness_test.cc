@@ -1,6 +1,8 @@
 // Losses are reported, not hidden; a killed recorder leaves a readable trace; a stopped one a
 // complete trace; the output is private and never overwritten by accident.
+#include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -131,6 +133,93 @@ TEST_CASE("a recorder that falls behind stops the workload rather than lose its 
           fmt::format("{} events lost (--strict); the trace {} is incomplete",
                       t.reader.summary().lost_events, o.output));
   }
+}
+
+// CPU-bound processes, one per CPU, at the test's priority; killed and reaped when it goes.
+class cpu_hogs {
+ public:
+  cpu_hogs() {
+    for (long i = 0, n = ::sysconf(_SC_NPROCESSORS_ONLN); i < n; ++i) {
+      const pid_t p = ::fork();
+      if (p == 0) {
+        volatile unsigned long spin = 0;
+        for (;;) spin = spin + 1;
+      }
+      if (p > 0) pids_.push_back(p);
+    }
+  }
+  ~cpu_hogs() {
+    for (pid_t p : pids_) ::kill(p, SIGKILL);
+    for (pid_t p : pids_) ::waitpid(p, nullptr, 0);
+  }
+  size_t size() const { return pids_.size(); }
+  cpu_hogs(const cpu_hogs&) = delete;
+  cpu_hogs& operator=(const cpu_hogs&) = delete;
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+// fsrr's decoder works as SCHED_IDLE while it keeps up (idle_decoder.h), and the thread that
+// called record() has its own policy and nice value back afterwards.
+TEST_CASE("the decoder runs on idle CPU time, and the caller's thread is as it was after",
+          "[recorder][idle]") {
+  REQUIRE_RECORDING();
+  test::temp_dir tmp;
+  recorder::record_options o;
+  o.output = tmp / "idle.trace";
+  o.command = {test::workload(), "burst", tmp.path()};
+  SECTION("by default") {
+    std::thread([&] {
+      REQUIRE(::setpriority(PRIO_PROCESS, 0, 2) == 0);
+      const auto res = test::record(o);
+      CHECK(res.exit_status == 0);
+      CHECK(res.decoder_idled >= 1);
+      CHECK((::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_OTHER);
+      CHECK(::getpriority(PRIO_PROCESS, 0) == 2);
+      test::trace t(o.output);
+      CHECK(one_byte_preads(t) == 20000);
+    }).join();
+  }
+  SECTION("not when told so") {
+    o.idle_decoder = false;
+    const auto res = test::record(o);
+    CHECK(res.exit_status == 0);
+    CHECK(res.decoder_idled == 0);
+    CHECK(res.decoder_raised == 0);
+  }
+}
+
+// With every CPU taken by processes fsrr does not trace, an idle decoder would wait for ever:
+// for a second of files made and removed, it misses its beat and falls behind, the drain
+// raises it, and the recording ends complete.
+TEST_CASE("an idle decoder starved by busy CPUs is raised, and nothing is lost",
+          "[recorder][idle]") {
+  REQUIRE_RECORDING();
+  test::temp_dir tmp;
+  recorder::record_options o;
+  o.output = tmp / "busy.trace";
+  o.command = {test::workload(), "churn", "1", tmp.path()};
+  recorder::record_result res;
+  {
+    const cpu_hogs hogs;
+    REQUIRE(hogs.size() >= 1);
+    res = test::record(o);
+  }
+  CHECK(res.exit_status == 0);
+  CHECK(res.decoder_idled >= 1);
+  CHECK(res.decoder_raised >= 1);
+  CHECK(res.lost == 0);
+  test::trace t(o.output);
+  CHECK(t.reader.complete());
+  // each round makes four files, writes 100 bytes to each and removes it: all of them there
+  const auto writes = t.all(op::write);
+  const auto unlinks = t.all(op::unlink);
+  CHECK(unlinks.size() >= 4);
+  CHECK(unlinks.size() % 4 == 0);
+  CHECK(std::count_if(writes.begin(), writes.end(), [](const event* e) {
+          return e->size == 100;
+        }) == static_cast<long>(unlinks.size()));
 }
 
 // The ring buffer's data is mapped once: a record that crosses its end is read in two pieces
