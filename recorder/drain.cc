@@ -51,6 +51,7 @@ result<void> drain::open_fds() {
   if ((epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC)) < 0) return failed("epoll_create1");
   if ((wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) return failed("eventfd");
   if ((ready_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) return failed("eventfd");
+  if ((watch_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) return failed("eventfd");
   for (int fd : {ring_fd_, wake_fd_}) {
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -62,16 +63,37 @@ result<void> drain::open_fds() {
 
 drain::~drain() {
   if (thread_.joinable()) stop();
-  for (int fd : {epoll_fd_, wake_fd_, ready_fd_})
+  for (int fd : {epoll_fd_, wake_fd_, ready_fd_, watch_fd_})
     if (fd >= 0) ::close(fd);
 }
 
 void drain::start() {
   thread_ = std::thread([this] { run(); });
+  if (decoder_.on()) watch_ = std::thread([this] { watch(); });
+}
+
+// The idle decoder's watchdog: a thread that takes no lock and allocates nothing, so that
+// whatever the decoder holds while it waits for a CPU (the queue's mutex, the allocator's,
+// a lock in the kernel), the watchdog can still raise it: when it misses its beat, or when
+// the drain found it behind.
+void drain::watch() {
+  for (;;) {
+    pollfd stop{watch_fd_, POLLIN, 0};
+    if (::poll(&stop, 1, wait_ms) != 0) return;
+    if (!decoder_.idle()) continue;
+    if (behind_.load(std::memory_order_relaxed) ||
+        monotonic_ns() - decoder_.last_beat() > idle_decoder_max_lag_ns)
+      decoder_.raise();
+  }
 }
 
 void drain::stop(const sink_fn& sink) {
   if (!thread_.joinable()) return;
+  if (watch_.joinable()) {
+    const uint64_t one = 1;
+    (void)!::write(watch_fd_, &one, sizeof one);
+    watch_.join();
+  }
   taken_at_stop_.store(static_cast<bool>(sink));
   stopping_.store(true);
   const uint64_t one = 1;
@@ -90,7 +112,8 @@ void drain::run() {
   bool cut = false;
   for (;;) {
     if (cut) {  // the decoder is behind: wait for it, not for the ring (which is not empty)
-      std::unique_lock lock = hold();
+      decoder_.raise();
+      std::unique_lock lock(mu_);
       room_.wait_for(lock, std::chrono::milliseconds(wait_ms),
                      [this] { return has_room() || stopping_.load(); });
     } else {
@@ -98,11 +121,11 @@ void drain::run() {
       ::epoll_wait(epoll_fd_, evs, 2, wait_ms);
     }
     const bool last = stopping_.load();  // read before the pass: nothing is sent after it
-    const uint64_t before = hold_stats().full;
+    const uint64_t before = stats().full;
     pass();
-    cut = hold_stats().full != before;
+    cut = stats().full != before;
     if (after_pass_) after_pass_(ring_.pending());
-    raise_if_behind();
+    note_lag();
     if (last) {
       last_passes();
       finished_.store(true);
@@ -113,30 +136,16 @@ void drain::run() {
   }
 }
 
-std::unique_lock<std::mutex> drain::hold() {
-  std::unique_lock lock(mu_, std::try_to_lock);
-  if (!lock.owns_lock()) {
-    decoder_.raise();
-    lock.lock();
-  }
-  return lock;
-}
-
-drain_stats drain::hold_stats() {
-  const auto lock = hold();
-  return stats_;
-}
-
 // Until the ring is empty; with a sink at stop(), waiting for room as the decoder makes it.
 void drain::last_passes() {
   for (;;) {
-    const uint64_t full = hold_stats().full;
+    const uint64_t full = stats().full;
     const size_t n = pass();
-    if (hold_stats().full == full) {
+    if (stats().full == full) {
       if (n == 0) return;
       continue;
     }
-    std::unique_lock lock = hold();
+    std::unique_lock lock(mu_);
     room_.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return has_room(); });
   }
 }
@@ -152,12 +161,12 @@ void drain::decoder_awake() {
 }
 
 // How long the oldest record not yet decoded has waited: in the decoder's hands, in the queue,
-// or in the slab being filled. An idle decoder that far behind, or as late for its beat
-// (starved by busier threads, or long in one stretch of work), is raised.
-void drain::raise_if_behind() {
+// or in the slab being filled. An idle decoder that far behind is raised (here, or by the
+// watchdog if this thread is held up).
+void drain::note_lag() {
   uint64_t oldest = filling_.used ? filling_.since : UINT64_MAX;
   {
-    const auto lock = hold();
+    std::lock_guard lock(mu_);
     if (!ready_.empty()) oldest = std::min(oldest, ready_.front().since);
   }
   if (const uint64_t h = in_hand_since_.load(std::memory_order_relaxed))
@@ -165,8 +174,7 @@ void drain::raise_if_behind() {
   const uint64_t now = monotonic_ns();
   const bool behind = oldest != UINT64_MAX && now - oldest > idle_decoder_max_lag_ns;
   behind_.store(behind, std::memory_order_relaxed);
-  if (decoder_.idle() && (behind || now - decoder_.last_beat() > idle_decoder_max_lag_ns))
-    decoder_.raise();
+  if (behind) decoder_.raise();
 }
 
 size_t drain::pass() {
@@ -176,7 +184,7 @@ size_t drain::pass() {
   // few records each, and memory would be slabs, not the records the budget counts.
   bool idle;
   {
-    const auto lock = hold();
+    std::lock_guard lock(mu_);
     idle = ready_.empty();
     stats_.wrapped = ring_.wrapped();
   }
@@ -189,7 +197,7 @@ bool drain::keep(std::span<const uint8_t> record) {
   if (need > slab_bytes_) return true;  // cannot be one of ours: dropped
   if (filling_.words && filling_.used + need > slab_bytes_) publish();
   if (!filling_.words) {
-    const auto lock = hold();
+    std::lock_guard lock(mu_);
     if (!(stopping_.load() && !taken_at_stop_.load()) && !has_room()) {
       ++stats_.full;
       return false;
@@ -216,7 +224,7 @@ bool drain::keep(std::span<const uint8_t> record) {
 void drain::publish() {
   if (!filling_.words || filling_.used == 0) return;
   {
-    const auto lock = hold();
+    std::lock_guard lock(mu_);
     queued_ += filling_.used;
     stats_.bytes += filling_.used;
     stats_.records += filling_.records;
@@ -249,11 +257,14 @@ size_t drain::take(const sink_fn& sink) {
       at += 8 + ((len + 7) & ~uint64_t{7});
       ++records;
     }
-    std::lock_guard lock(mu_);
-    in_hand_since_.store(i + 1 < batch.size() ? batch[i + 1].since : 0, std::memory_order_relaxed);
-    queued_ -= s.used;
-    if (spare_.size() < 4) spare_.push_back(std::move(s));  // warm slabs: no page faults
-    room_.notify_one();
+    {
+      std::lock_guard lock(mu_);
+      in_hand_since_.store(i + 1 < batch.size() ? batch[i + 1].since : 0,
+                           std::memory_order_relaxed);
+      queued_ -= s.used;
+      if (spare_.size() < 4) spare_.push_back(std::move(s));  // warm slabs: no page faults
+    }
+    room_.notify_one();  // not under the lock: the drain, woken, would wait for it
   }
   return records;
 }

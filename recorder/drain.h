@@ -67,11 +67,11 @@ class drain {
 
   drain_stats stats() const;
 
-  // On the decoder thread, one thread always: at least every few milliseconds while it waits
-  // for records (an idle decoder that misses its beat by idle_decoder_max_lag_ns is raised, as
-  // one that falls that far behind is), and before it has anything else to do (a signal, the
-  // end of the recording), when it wants to be awake. decoder_beat() makes it SCHED_IDLE
-  // unless it is behind; decoder_awake() brings it back for good (until the next beat).
+  // On the decoder thread, one thread always: decoder_beat() at least every few milliseconds
+  // while it waits for records, and decoder_awake() when it wants to be awake (the end of the
+  // recording). decoder_beat() makes it SCHED_IDLE unless it is behind; a watchdog thread
+  // raises it back to SCHED_OTHER when it misses its beat by idle_decoder_max_lag_ns or falls
+  // that far behind, as the drain does when it waits for room in the queue.
   void decoder_beat();
   void decoder_awake();
 
@@ -95,12 +95,9 @@ class drain {
   // Whether one more slab fits the budget, counted in slabs' size, not the bytes they hold:
   // what the queue takes of memory. With mu_ held.
   bool has_room() const { return (ready_.size() + 1) * slab_bytes_ <= budget_; }
-  // The drain thread's way to mu_: a decoder that holds it as SCHED_IDLE may wait long for a
-  // CPU, so it is raised first (priority inheritance does not lift SCHED_IDLE).
-  std::unique_lock<std::mutex> hold();
-  drain_stats hold_stats();
-  // On the drain thread: an idle decoder that is late for its beat, or behind, is raised.
-  void raise_if_behind();
+  // On the drain thread: whether the decoder is behind (behind_); if so it is raised.
+  void note_lag();
+  void watch();  // the watchdog thread
 
   ring_reader ring_;
   const size_t slab_bytes_;  // a quarter of the budget, 64 KiB to 4 MiB
@@ -110,7 +107,9 @@ class drain {
   int epoll_fd_ = -1;
   int wake_fd_ = -1;   // stop() wakes the thread through it
   int ready_fd_ = -1;  // eventfd: records queued
+  int watch_fd_ = -1;  // eventfd: the watchdog's stop
   std::thread thread_;
+  std::thread watch_;  // raises an idle decoder that is late or behind
   std::atomic<bool> stopping_{false};
   std::atomic<bool> taken_at_stop_{false};  // stop() has a sink: the budget holds to the end
   std::atomic<bool> finished_{false};       // the thread's last pass is done
@@ -121,7 +120,7 @@ class drain {
   std::deque<slab> ready_;
   std::vector<slab> spare_;
   uint64_t queued_ = 0;  // bytes handed over and not yet decoded
-  // The decoder's lag, as the drain last saw it (raise_if_behind), and when the drain put the
+  // The decoder's lag, as the drain last saw it (note_lag), and when the drain put the
   // first record into the oldest slab in the decoder's hands (0: none).
   std::atomic<bool> behind_{false};
   std::atomic<uint64_t> in_hand_since_{0};

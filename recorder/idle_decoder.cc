@@ -39,33 +39,39 @@ bool nice_limit_allows(int nice, uint64_t limit) {
 bool idle_decoder::enter() {
   if (!on_) return false;
   if (usable_ < 0) {
-    usable_ = (::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_OTHER && may_leave_idle();
+    const int policy = ::sched_getscheduler(0);
+    usable_ = policy >= 0 && (policy & ~SCHED_RESET_ON_FORK) == SCHED_OTHER && may_leave_idle();
+    reset_on_fork_ = policy >= 0 ? policy & SCHED_RESET_ON_FORK : 0;
     tid_ = static_cast<pid_t>(::syscall(SYS_gettid));
   }
   if (!usable_) return false;
   // Marked idle first: the call that makes it so may hand the CPU to another thread at once,
   // and a thread starved there must already be one that raise() sees.
   idle_.store(true, std::memory_order_seq_cst);
-  if (!set_policy(0, SCHED_IDLE)) {
+  if (!set_policy(0, SCHED_IDLE | reset_on_fork_)) {
     idle_.store(false);
     return false;
   }
   entered_.fetch_add(1, std::memory_order_relaxed);
   // Raised meanwhile: its SCHED_OTHER may have come before this SCHED_IDLE.
   if (idle_.load(std::memory_order_seq_cst)) return true;
-  set_policy(0, SCHED_OTHER);
+  set_policy(0, SCHED_OTHER | reset_on_fork_);
   return false;
 }
 
 void idle_decoder::leave() {
   if (!idle_.load(std::memory_order_seq_cst)) return;
-  set_policy(0, SCHED_OTHER);  // before the mark goes: until then raise() may do it as well
-  idle_.store(false, std::memory_order_seq_cst);
+  // Before the mark goes: until then raise() may do it as well. Should the call fail (a limit
+  // lowered since), the mark stays for a later leave() or raise() to try again.
+  if (set_policy(0, SCHED_OTHER | reset_on_fork_)) idle_.store(false, std::memory_order_seq_cst);
 }
 
 bool idle_decoder::raise() {
   if (!idle_.exchange(false, std::memory_order_seq_cst)) return false;
-  set_policy(tid_, SCHED_OTHER);
+  if (!set_policy(tid_, SCHED_OTHER | reset_on_fork_)) {
+    idle_.store(true, std::memory_order_seq_cst);  // still idle: let the next try come
+    return false;
+  }
   raised_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }

@@ -29,6 +29,7 @@ class idle_decoder {
   // was.
   bool raise();
 
+  bool on() const { return on_; }
   bool idle() const { return idle_.load(std::memory_order_relaxed); }
   // The decoder's heartbeat, which another thread watches (drain.h).
   void beat(uint64_t now_ns) { beat_.store(now_ns, std::memory_order_relaxed); }
@@ -38,7 +39,8 @@ class idle_decoder {
 
  private:
   const bool on_;
-  int usable_ = -1;  // decided by the first enter(): 1 yes, 0 no
+  int usable_ = -1;        // decided by the first enter(): 1 yes, 0 no
+  int reset_on_fork_ = 0;  // SCHED_RESET_ON_FORK, kept as the thread had it
   pid_t tid_ = 0;
   // Set before the thread becomes idle and cleared once it is back, or by raise(): whenever
   // the thread is SCHED_IDLE, it is set or a call that brings it back is on its way.

@@ -234,8 +234,9 @@ class recording {
   }
 
   // However a recording ends (an error or exception included): programs detached first, then
-  // the drain stopped, then every process still stopped continued. In another order the
-  // programs could stop a continued process again with nobody left to continue it.
+  // every process stopped continued, the drain stopped, and any still stopped continued. With
+  // the programs still attached, they could stop a continued process again with nobody left
+  // to continue it.
   ~recording() { wind_down(); }
 
   static writer_options writer_opts(const record_options& o) {
@@ -357,11 +358,14 @@ class recording {
   void wind_down(bool decode_rest = false) {
     if (drain_) drain_->decoder_awake();  // the user waits for what follows
     if (bpf_) bpf_->detach();  // no program runs after this; what they sent is in the ring
+    // Nothing stops a process again now: those waiting for the ring go on at once, not once
+    // it has been decoded.
+    if (pauses_) pauses_->resume_all();
     if (drain_ && decode_rest)
       drain_->stop([this](std::span<const uint8_t> r) { on_record(r); });
     else if (drain_)
       drain_->stop();
-    if (pauses_) pauses_->resume_all();
+    if (pauses_) pauses_->resume_all();  // one a program stopped as it was being detached
   }
 
   result<record_result> stop() {

@@ -1,4 +1,5 @@
 #include "helpers.h"
+#include "idle_decoder.h"
 #include "trace_error.h"
 
 #include <fcntl.h>
@@ -28,6 +29,17 @@ bool can_record() {
   if (why.empty()) return true;
   if (ci) FAIL("recording is impossible here (" << why << ") and CI=true: refusing to skip");
   WARN("skipped: recording needs root and kernel BTF (" << why << ")");
+  return false;
+}
+
+bool can_idle() {
+  if (recorder::may_leave_idle()) return true;
+  const char* ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true")
+    FAIL(
+        "the idle decoder needs CAP_SYS_NICE, which this root lacks, and CI=true: refusing "
+        "to skip");
+  WARN("skipped: the idle decoder needs CAP_SYS_NICE");
   return false;
 }
 

@@ -25,6 +25,14 @@ bool can_record();
     if (!::fsrr::test::can_record()) return; \
   } while (0)
 
+// The idle decoder (idle_decoder.h) also needs CAP_SYS_NICE, which root may lack in a
+// container: without it, as without root, a test returns early, or fails under CI=true.
+bool can_idle();
+#define REQUIRE_IDLE_DECODER()                                            \
+  do {                                                                    \
+    if (!::fsrr::test::can_record() || !::fsrr::test::can_idle()) return; \
+  } while (0)
+
 void write_file(const std::string& path, size_t bytes, char fill = 'p');
 
 // Runs argv, waits; returns the shell-style exit status. stdout goes to `out` if given.

@@ -39,43 +39,53 @@ void on_own_thread(F f) {
 
 TEST_CASE("an idle decoder runs as SCHED_IDLE until it leaves, then as before, nice kept",
           "[idle]") {
-  REQUIRE_RECORDING();
-  on_own_thread([] {
-    REQUIRE(::setpriority(PRIO_PROCESS, 0, 3) == 0);  // this thread's nice value
-    idle_decoder d(true);
-    CHECK_FALSE(d.idle());
-    REQUIRE(d.enter());
-    CHECK(d.idle());
-    CHECK(policy_of() == SCHED_IDLE);
+  REQUIRE_IDLE_DECODER();
+  // Seen on the thread, checked here: Catch's assertions belong to the test's own thread.
+  int nice_set = -1, entered = 0, idle_flag = 0, while_idle = -1, after = -1, nice_after = -1;
+  int again = 0;
+  idle_decoder d(true);
+  on_own_thread([&] {
+    nice_set = ::setpriority(PRIO_PROCESS, 0, 3);  // this thread's nice value
+    entered = d.enter();
+    idle_flag = d.idle();
+    while_idle = policy_of();
     d.leave();
-    CHECK_FALSE(d.idle());
-    CHECK(policy_of() == SCHED_OTHER);
-    CHECK(::getpriority(PRIO_PROCESS, 0) == 3);
-    // again: every enter counts
-    REQUIRE(d.enter());
+    after = policy_of();
+    nice_after = ::getpriority(PRIO_PROCESS, 0);
+    again = d.enter();  // again: every enter counts
     d.leave();
-    CHECK(d.entered() == 2);
-    CHECK(d.raised() == 0);
   });
+  CHECK(nice_set == 0);
+  CHECK(entered);
+  CHECK(idle_flag);
+  CHECK(while_idle == SCHED_IDLE);
+  CHECK(after == SCHED_OTHER);
+  CHECK(nice_after == 3);
+  CHECK(again);
+  CHECK_FALSE(d.idle());
+  CHECK(d.entered() == 2);
+  CHECK(d.raised() == 0);
 }
 
 TEST_CASE("another thread raises an idle decoder once, and its leave then changes nothing",
           "[idle]") {
-  REQUIRE_RECORDING();
+  REQUIRE_IDLE_DECODER();
   idle_decoder d(true);
   CHECK_FALSE(d.raise());  // not idle: nothing to raise
   std::atomic<int> step{0};
   std::atomic<pid_t> tid{0};
   std::atomic<int> after_leave{-1};
+  std::atomic<bool> entered{false};
   std::thread decoder([&] {
     tid = gettid_();
-    REQUIRE(d.enter());
+    entered = d.enter();
     step = 1;
     while (step.load() != 2) std::this_thread::yield();
     d.leave();
     after_leave = policy_of();
   });
   while (step.load() != 1) std::this_thread::yield();
+  CHECK(entered);
   CHECK(policy_of(tid) == SCHED_IDLE);
   CHECK(d.raise());
   CHECK(policy_of(tid) == SCHED_OTHER);
@@ -89,24 +99,51 @@ TEST_CASE("another thread raises an idle decoder once, and its leave then change
 }
 
 TEST_CASE("a decoder told not to idle, or not SCHED_OTHER, keeps its policy", "[idle]") {
-  REQUIRE_RECORDING();
-  on_own_thread([] {
-    idle_decoder off(false);
-    CHECK_FALSE(off.enter());
-    CHECK(policy_of() == SCHED_OTHER);
+  REQUIRE_IDLE_DECODER();
+  int entered = -1, during = -1, after = -1;
+  idle_decoder off(false);
+  on_own_thread([&] {
+    entered = off.enter();
+    during = policy_of();
     off.leave();
-    CHECK(policy_of() == SCHED_OTHER);
+    after = policy_of();
   });
-  on_own_thread([] {
+  CHECK(entered == 0);
+  CHECK(during == SCHED_OTHER);
+  CHECK(after == SCHED_OTHER);
+  int batch_set = -1;
+  idle_decoder d(true);
+  on_own_thread([&] {
     const sched_param p{};
-    REQUIRE(::sched_setscheduler(0, SCHED_BATCH, &p) == 0);
-    idle_decoder d(true);
-    CHECK_FALSE(d.enter());
-    CHECK(policy_of() == SCHED_BATCH);
+    batch_set = ::sched_setscheduler(0, SCHED_BATCH, &p);
+    entered = d.enter();
+    during = policy_of();
     d.leave();
-    CHECK(policy_of() == SCHED_BATCH);
-    CHECK(d.entered() == 0);
+    after = policy_of();
   });
+  CHECK(batch_set == 0);
+  CHECK(entered == 0);
+  CHECK(during == SCHED_BATCH);
+  CHECK(after == SCHED_BATCH);
+  CHECK(d.entered() == 0);
+}
+
+TEST_CASE("an idle decoder keeps SCHED_RESET_ON_FORK as the thread had it", "[idle]") {
+  REQUIRE_IDLE_DECODER();
+  int set = -1, entered = 0, during = -1, after = -1;
+  idle_decoder d(true);
+  on_own_thread([&] {
+    const sched_param p{};
+    set = ::sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &p);
+    entered = d.enter();
+    during = ::sched_getscheduler(0);
+    d.leave();
+    after = ::sched_getscheduler(0);
+  });
+  CHECK(set == 0);
+  CHECK(entered);
+  CHECK(during == (SCHED_IDLE | SCHED_RESET_ON_FORK));
+  CHECK(after == (SCHED_OTHER | SCHED_RESET_ON_FORK));
 }
 
 // Without CAP_SYS_NICE, a thread leaves SCHED_IDLE only if RLIMIT_NICE allows its nice value
