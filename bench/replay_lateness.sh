@@ -15,7 +15,10 @@
 # too: run on an otherwise idle box (a compile beside it costs milliseconds at p99 on 2 cores).
 # Beside it, the part the ops' own durations force (the report's op_bound_lateness_ns): how
 # late a replayer that cost nothing would have been, each op issued when due or when its
-# thread's previous op returned, with the latencies the round measured.
+# thread's previous op returned, with the latencies the round measured. And for each trace at
+# its own speed, the schedule's floor (build/bench/schedule_floor, as many rounds): the same
+# threads, made and waiting as a replay's are, issuing nothing: what any replayer of that
+# schedule pays on this machine.
 #   BUSY=N  run the replays (not the recordings) beside N CPU-bound loops at the default
 #           priority, as a machine that does other work: each replay then gets its fair share
 #           of the CPUs, and how soon a due op gets its CPU is the scheduler's slice.
@@ -108,5 +111,15 @@ print(f"{name:7} {way:8} {info['events']:>9} events, {info['threads']:>4} thread
       f"(p99 of the {len(runs)} rounds: {p99s} us; target <= 200); the ops' own durations "
       f"alone: p99 {bound['p99'] / 1e3:.0f} us, max {bound['max'] / 1e3:.0f} us")
 PY
+    if [[ $speed == 1 ]]; then
+      extra=()
+      [[ $way == realtime ]] && extra=(--realtime)
+      "$build/bench/schedule_floor" "$work/$trace.trace" "$rounds" "${extra[@]}" |
+        python3 -c '
+import re, sys
+p99 = sorted(float(m.group(1)) for m in re.finditer(r"p99 ([0-9.]+) us", sys.stdin.read()))
+print(" " * 17 + f"the schedule alone, no ops (schedule_floor): p99 of the {len(p99)} rounds: "
+      + ", ".join(f"{x:.0f}" for x in p99) + " us")'
+    fi
   done
 done
