@@ -3,8 +3,9 @@
 // idle-policy threads, a woken thread of the workload is placed and run at once, as on an idle
 // CPU, instead of waiting for the decoder's slice to end. A copy whose processes wake each
 // other all the time (rsync -aAHX) runs that much faster under fsrr. Once the decoder falls
-// behind, another thread (the drain) raises it back to SCHED_OTHER until it has caught up, so
-// that a machine whose CPUs are all busy cannot starve it.
+// behind or misses its beat, another thread (the drain, or its watchdog) raises it back to
+// SCHED_OTHER until it has caught up, so that a machine whose CPUs are all busy cannot starve
+// it.
 #pragma once
 
 #include <sys/types.h>
@@ -18,7 +19,7 @@ class idle_decoder {
  public:
   explicit idle_decoder(bool on) : on_(on) {}
 
-  // On the decoder thread, around a stretch of work. enter() makes the thread SCHED_IDLE if it
+  // On the decoder thread (always the same one). enter() makes the thread SCHED_IDLE if it
   // runs SCHED_OTHER and may come back from it (CAP_SYS_NICE, or an RLIMIT_NICE that allows
   // its nice value): the first call decides, for good. Returns whether the thread is idle now.
   // leave() brings it back unless raise() did already.
