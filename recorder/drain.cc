@@ -3,7 +3,6 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,16 +10,12 @@
 #include <chrono>
 #include <cstring>
 
+#include "clock.h"
+
 namespace fsrr::recorder {
 namespace {
 
 constexpr int wait_ms = 10;  // the ring is looked at this often even if nobody wakes us
-
-uint64_t monotonic_ns() {
-  timespec t;
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(t.tv_nsec);
-}
 
 }  // namespace
 
@@ -82,7 +77,7 @@ void drain::watch() {
     if (::poll(&stop, 1, wait_ms) != 0) return;
     if (!decoder_.idle()) continue;
     if (behind_.load(std::memory_order_relaxed) ||
-        monotonic_ns() - decoder_.last_beat() > idle_decoder_max_lag_ns)
+        clock_ns() - decoder_.last_beat() > idle_decoder_max_lag_ns)
       decoder_.raise();
   }
 }
@@ -151,7 +146,7 @@ void drain::last_passes() {
 }
 
 void drain::decoder_beat() {
-  decoder_.beat(monotonic_ns());
+  decoder_.beat(clock_ns());
   if (!decoder_.idle() && !stopping_.load() && !behind_.load(std::memory_order_relaxed))
     decoder_.enter();
 }
@@ -171,7 +166,7 @@ void drain::note_lag() {
   }
   if (const uint64_t h = in_hand_since_.load(std::memory_order_relaxed))
     oldest = std::min(oldest, h);
-  const uint64_t now = monotonic_ns();
+  const uint64_t now = clock_ns();
   const bool behind = oldest != UINT64_MAX && now - oldest > idle_decoder_max_lag_ns;
   behind_.store(behind, std::memory_order_relaxed);
   if (behind) decoder_.raise();
@@ -210,7 +205,7 @@ bool drain::keep(std::span<const uint8_t> record) {
     }
     filling_.used = 0;
     filling_.records = 0;
-    filling_.since = monotonic_ns();
+    filling_.since = clock_ns();
   }
   auto* at = reinterpret_cast<uint8_t*>(filling_.words.get()) + filling_.used;
   const uint64_t len = record.size();

@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "clock.h"
 #include "decoder.h"
 #include "drain.h"
 #include "fsrr.h"
@@ -47,12 +48,6 @@ namespace {
 constexpr int poll_ms = 10;                           // decoder looks at least this often
 constexpr uint64_t clock_pair_ns = 5'000'000'000ull;  // realtime calibration
 constexpr uint64_t grace_ns = 2'000'000'000ull;       // after forwarding a stop signal
-
-uint64_t now_ns(clockid_t clock) {
-  timespec t;
-  ::clock_gettime(clock, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1000000000 + static_cast<uint64_t>(t.tv_nsec);
-}
 
 header_info make_header(const record_options& o) {
   std::vector<std::string> what = o.command;
@@ -277,7 +272,7 @@ class recording {
     for (pid_t p : o_.pids)  // threads started between the listing and the attach
       FSRR_TRY(trace_threads_of(p));
     if (cmd_) FSRR_TRY(cmd_->release());
-    start_ = now_ns(CLOCK_MONOTONIC);
+    start_ = clock_ns();
     // --duration counts from the trace's time 0, so that `info` shows at most that duration
     if (o_.duration_ns) cut_at_ = base_ + o_.duration_ns;
     if (o_.max_bytes && !cut_at_) cut_at_ = UINT64_MAX;
@@ -305,11 +300,11 @@ class recording {
       ::epoll_wait(ep.fds[0], evs, 4, poll_ms);
       decode();
       peak_tracked_ = std::max<uint64_t>(peak_tracked_, dec_.tracked());
-      const uint64_t now = now_ns(CLOCK_MONOTONIC);
+      const uint64_t now = clock_ns();
       writer_.flush_if_due(dec_.trace_time(now));  // a killed recorder loses at most ~1 s
       if (!writer_.status()) return;               // a write refused (ENOSPC): stop() reports it
       if (now >= next_clock) {
-        writer_.add_clock_pair(now, static_cast<int64_t>(now_ns(CLOCK_REALTIME)));
+        writer_.add_clock_pair(now, static_cast<int64_t>(clock_ns(CLOCK_REALTIME)));
         next_clock = now + clock_pair_ns;
       }
       if (const int sig = signals.take()) {
@@ -372,7 +367,7 @@ class recording {
     wind_down(true);
     decode();
     dec_.finish();
-    const uint64_t end = now_ns(CLOCK_MONOTONIC);
+    const uint64_t end = clock_ns();
     const auto lost = bpf_->counter(FSRR_C_LOST);
     const auto nostate = bpf_->counter(FSRR_C_NOSTATE);  // tasks we could not follow
     for (size_t cpu = 0; cpu < lost.size(); ++cpu)
@@ -386,7 +381,7 @@ class recording {
     uint64_t compat = 0;
     for (uint64_t n : bpf_->counter(FSRR_C_COMPAT)) compat += n;
     if (compat) writer_.mark_incomplete(incomplete_compat_syscalls);
-    writer_.add_clock_pair(end, static_cast<int64_t>(now_ns(CLOCK_REALTIME)));
+    writer_.add_clock_pair(end, static_cast<int64_t>(clock_ns(CLOCK_REALTIME)));
     FSRR_TRY(writer_.finish());
 
     record_result res;
