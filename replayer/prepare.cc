@@ -177,6 +177,11 @@ class worker {
   }
 
   void create_symlink(const tree_entry& e, const target_root::location& at) {
+    // One gone before the recorder could read its target: nothing to point it at.
+    if (e.target == no_id) {
+      ++r.skipped;
+      return;
+    }
     std::string name;
     const int parent = target_.open_parent(at, name);
     if (parent < 0) return error(e, "open parent", -parent);

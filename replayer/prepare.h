@@ -31,7 +31,7 @@ struct prepare_result {
   uint64_t symlinks = 0;
   uint64_t hardlinks = 0;  // extra names of an inode already created
   uint64_t other = 0;      // fifos and sockets
-  uint64_t skipped = 0;    // device nodes: never created by a replay
+  uint64_t skipped = 0;    // device nodes, and symlinks whose target the recording never read
   uint64_t bytes = 0;      // data bytes written
   uint64_t xattrs = 0;
   uint64_t withheld = 0;   // set-id modes and privileged xattrs left out (privilege.h)

@@ -43,7 +43,8 @@ struct expected_entry {
 using expected_state = std::map<std::string, expected_entry>;
 
 expected_state expected_from_tree(trace_reader& trace);
-// Its parts: whether tree entry `e` is expected at all (devices are never created), and the
+// Its parts: whether tree entry `e` is expected at all (devices, and symlinks without a known
+// target, are never created), and the
 // expected entry of tree()[i].
 bool expected_in_tree(const tree_entry& e);
 expected_entry expected_of(trace_reader& trace, size_t i);

@@ -34,6 +34,13 @@ class trace_builder {
     e.target = w_.intern_string(target);
     w_.add_tree_entry(e);
   }
+  // A symlink the recorder saw go before it could read its target.
+  void tree_symlink_unread(const std::string& p) {
+    tree_entry e;
+    e.path = w_.intern_path(p);
+    e.mode = S_IFLNK | 0777;
+    w_.add_tree_entry(e);
+  }
   string_id str(const std::string& s) { return w_.intern_string(s); }
 
   void tree_dir(const std::string& p, uint32_t mode = 0755) { tree(p, S_IFDIR | mode, 0); }
