@@ -18,7 +18,8 @@
 # thread's previous op returned, with the latencies the round measured. And for each trace at
 # its own speed, the schedule's floor (build/bench/schedule_floor, as many rounds): the same
 # threads, made and waiting as a replay's are, issuing nothing: what any replayer of that
-# schedule pays on this machine.
+# schedule pays on this machine. Last on a line, the median round's cpu_moves: how often its
+# threads moved themselves off a CPU another replay thread claimed (replayer/cpu_spread.h).
 #   BUSY=N  run the replays (not the recordings) beside N CPU-bound loops at the default
 #           priority, as a machine that does other work: each replay then gets its fair share
 #           of the CPUs, and how soon a due op gets its CPU is the scheduler's slice.
@@ -109,7 +110,8 @@ print(f"{name:7} {way:8} {info['events']:>9} events, {info['threads']:>4} thread
       f"{rec:.3f} s, replayed {got:.3f} s ({100 * (got - rec) / rec:+.2f}%), lateness p50 "
       f"{late['p50'] / 1e3:.0f} us, p99 {late['p99'] / 1e3:.0f} us, max {late['max'] / 1e3:.0f} us "
       f"(p99 of the {len(runs)} rounds: {p99s} us; target <= 200); the ops' own durations "
-      f"alone: p99 {bound['p99'] / 1e3:.0f} us, max {bound['max'] / 1e3:.0f} us")
+      f"alone: p99 {bound['p99'] / 1e3:.0f} us, max {bound['max'] / 1e3:.0f} us; "
+      f"{mid.get('cpu_moves', 0)} CPU moves")
 PY
     if [[ $speed == 1 ]]; then
       extra=()

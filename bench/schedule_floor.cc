@@ -1,7 +1,8 @@
 // schedule_floor TRACE [ROUNDS] [--realtime]: the floor under a faithful replay's lateness for
 // this trace's schedule on this machine. It replays the schedule alone: one thread per recorded
 // thread, made 50 ms before the thread's first event as the replayer makes its lanes, asking
-// for what a replay thread asks for (100 us scheduler slices; SCHED_FIFO with --realtime),
+// for what a replay thread asks for (100 us scheduler slices and a CPU of its own, cpu_spread.h;
+// SCHED_FIFO with --realtime),
 // waiting for each event's time as a lane does (wait_until, replayer/schedule.h) and issuing
 // nothing; lateness counts the ops a replay issues. How late these threads get to their ops is what
 // any replayer of this schedule pays here: a replay's lateness above it is its queues, its
@@ -18,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "cpu_spread.h"
 #include "ops.h"
 #include "schedule.h"
 #include "trace_error.h"
@@ -59,15 +61,17 @@ void round(std::map<thread_id, recorded_thread>& threads, uint64_t trace_start, 
   const uint64_t start = monotonic_ns() + lead;  // the trace's time 0 then
   const auto due = [&](uint64_t ts) { return start + (ts - trace_start); };
   std::vector<std::thread> running;
+  cpu_spread spread(!realtime);  // ordinary threads keep to CPUs of their own, as lanes do
   for (recorded_thread* t : order) {
     const uint64_t make_at = due(t->first_ts) > lead ? due(t->first_ts) - lead : 0;
     wait_until(make_at, 0, stop);
     // Made with the short slice and keeping it, as a lane; the maker keeps its own.
     const short_slice made_with(!realtime);
-    running.emplace_back([t, &due, &stop, realtime] {
+    running.emplace_back([t, &due, &stop, &spread, realtime] {
       ::prctl(PR_SET_TIMERSLACK, 1UL);
       const realtime_policy rt(realtime, realtime_issuer);
       const short_slice slice(!rt.active());
+      const cpu_seat seat(rt.active() ? nullptr : &spread);
       t->late.reserve(t->events.size());
       for (const auto& [ts, issues] : t->events) {
         const uint64_t d = due(ts);

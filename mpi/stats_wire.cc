@@ -41,6 +41,7 @@ std::vector<uint8_t> to_wire(const rank_result& r) {
                   {"threads", s.threads},
                   {"realtime_threads", s.realtime_threads},
                   {"short_slice_threads", s.short_slice_threads},
+                  {"cpu_moves", s.cpu_moves},
                   {"ops", std::move(ops)},
                   {"skipped", s.skipped},
                   {"unreplayable", s.unreplayable},
@@ -76,6 +77,7 @@ result<rank_result> from_wire(const std::vector<uint8_t>& bytes) {
     s.threads = j.at("threads");
     s.realtime_threads = j.at("realtime_threads");
     s.short_slice_threads = j.at("short_slice_threads");
+    s.cpu_moves = j.at("cpu_moves");
     for (const json& o : j.at("ops")) {
       const auto i = o.at("op").get<size_t>();
       if (i >= op_count) return failure("a rank's report names op {}, which is unknown", i);

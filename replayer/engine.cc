@@ -73,6 +73,7 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
       flow_(r, false),
       paths_(r, t, o.path_generation),
       clock_(o.timing, 0),
+      spread_(o.timing.mode != timing_mode::afap && !o.realtime),
       lanes_(r.thread_count() + 1),
       peers_(o.peers) {
   shared_.trace = &r;

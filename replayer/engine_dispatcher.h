@@ -18,6 +18,7 @@
 #include <memory>
 #include <thread>
 
+#include "cpu_spread.h"
 #include "engine.h"
 #include "lane_queue.h"
 #include "op_dispatch.h"
@@ -166,6 +167,7 @@ class dispatcher {
   data_flow flow_;  // in trace order, as fds_: where each write's bytes come from
   path_cache paths_;
   schedule_clock clock_;
+  cpu_spread spread_;  // timed replays' lanes on CPUs of their own
   replay_stats total_;
   uint64_t seq_ = 0;
   uint64_t events_total_ = 0, last_ts_ = 0, last_progress_ = 0;

@@ -21,6 +21,7 @@ void dispatcher::run_lanes(trace_reader::event_stream& events, event e) {
   for (auto& l : lanes_)
     if (l) finish(*l);
   reap(true);
+  total_.cpu_moves = spread_.moves();
 }
 
 void dispatcher::dispatch_all(trace_reader::event_stream& events, event e, uint64_t* keys) {
@@ -125,6 +126,8 @@ void dispatcher::lane_loop(lane& l, lane_queue<lane::queued>::cursor at) {
   if (rt.active()) ++l.stats.realtime_threads;
   const short_slice slice(clock_.timed() && !rt.active());
   if (slice.active()) ++l.stats.short_slice_threads;
+  // A real-time thread waiting for its CPU is moved to one running ordinary threads at once.
+  const cpu_seat seat(rt.active() ? nullptr : &spread_);
   {
     op_runner runner(shared_, l.stats, l.tid);
     if (::unshare(CLONE_FS) == 0) runner.own_working_directory();

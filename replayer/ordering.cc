@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "cpu_spread.h"
 #include "schedule.h"
 
 namespace fsrr {
@@ -58,6 +59,7 @@ void progress_counter::wait(uint32_t target, const std::atomic<bool>& stop,
     } while (monotonic_ns() < until && !stop.load(std::memory_order_relaxed));
   }
   const timespec slice{0, 50'000'000};
+  cpu_seat::leave();  // asleep, it does not hold a CPU
   for (;;) {
     sleepers.fetch_add(1, std::memory_order_seq_cst);
     uint64_t w = wake_at.load(std::memory_order_seq_cst);

@@ -106,6 +106,7 @@ void replay_stats::merge(const replay_stats& o, size_t max_listed) {
   remote_waits += o.remote_waits;
   realtime_threads += o.realtime_threads;
   short_slice_threads += o.short_slice_threads;
+  cpu_moves += o.cpu_moves;
   if (!started_ns) started_ns = o.started_ns;
 }
 
@@ -170,6 +171,7 @@ std::string report_json(const replay_report& r) {
   j["threads"] = s.threads;
   j["realtime_threads"] = s.realtime_threads;
   j["short_slice_threads"] = s.short_slice_threads;
+  j["cpu_moves"] = s.cpu_moves;
   nlohmann::json ops = nlohmann::json::object();
   for (size_t i = 0; i < op_count; ++i) {
     const op_stats& o = s.ops[i];
@@ -341,11 +343,12 @@ std::string report_table(const replay_report& r) {
     if (!r.data.empty()) t += data_line(r);
     return t;
   }
-  t += fmt::format("replayed {} events on {} thread{} in {:.3f} s ({}, speed {}{})\n", s.events,
+  t += fmt::format("replayed {} events on {} thread{} in {:.3f} s ({}, speed {}{}{})\n", s.events,
                    s.threads, s.threads == 1 ? "" : "s", secs, r.timing, r.speed,
                    s.realtime_threads      ? std::string(", SCHED_FIFO")
                    : s.short_slice_threads ? fmt::format(", {} us slices", replay_slice_ns / 1000)
-                                           : std::string());
+                                           : std::string(),
+                   s.cpu_moves ? fmt::format(", {} CPU moves", s.cpu_moves) : std::string());
   t += fmt::format("read {:.1f} MiB, written {:.1f} MiB, {:.1f} MiB/s, {} files, {:.0f} files/s\n",
                    static_cast<double>(s.bytes_read) / 1048576.0,
                    static_cast<double>(s.bytes_written) / 1048576.0,

@@ -103,6 +103,8 @@ struct replay_stats {
   // Ordinary threads that ran with a short scheduler slice (timed modes without --realtime,
   // Linux 6.12 and later), counted the same way.
   uint32_t short_slice_threads = 0;
+  // Times a replay thread moved itself off a CPU another one claimed (cpu_spread.h).
+  uint64_t cpu_moves = 0;
   std::array<op_stats, op_count> ops{};
   std::array<uint64_t, op_count> skipped{};       // modelled, not issued (clone, exec, chdir…)
   std::array<uint64_t, op_count> unreplayable{};  // mmap, AIO, io_uring

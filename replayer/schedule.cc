@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "cpu_spread.h"
+
 namespace fsrr {
 
 result<timing_mode> parse_timing(std::string_view text) {
@@ -212,6 +214,7 @@ uint64_t wait_until(uint64_t due_ns, uint64_t spin_ns, const std::atomic<bool>& 
   constexpr uint64_t slice_ns = 50'000'000;
   uint64_t now = monotonic_ns();
   if (due_ns > now && due_ns - now <= short_wait_ns) spin_ns = std::min(spin_ns, short_spin_ns);
+  if (now + spin_ns < due_ns) cpu_seat::leave();
   while (now + spin_ns < due_ns && !stop.load(std::memory_order_relaxed)) {
     const uint64_t wake = std::min(due_ns - spin_ns, now + slice_ns);
     const timespec t{static_cast<time_t>(wake / 1'000'000'000ull),
@@ -225,8 +228,12 @@ uint64_t wait_until(uint64_t due_ns, uint64_t spin_ns, const std::atomic<bool>& 
   // yield puts an ordinary thread's deadline a slice later: a lone thread with a 100 us slice
   // that spun 100 us yielding was 2.1 ms late at p50 beside two CPU-bound loops, and 17 us
   // at p99 spinning without yielding. A thread that is alone in its replay does not yield.
+  // A thread with a seat (cpu_spread.h) claims its CPU from here, and checks it again as it
+  // spins: another may come to spin there too.
+  cpu_seat::take();
   while (now < due_ns && !stop.load(std::memory_order_relaxed)) {
     if (yield) ::sched_yield();
+    cpu_seat::take();
     now = monotonic_ns();
   }
   return now;

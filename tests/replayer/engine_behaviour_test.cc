@@ -281,6 +281,41 @@ TEST_CASE("a timed replay's ordinary threads run with short slices, and the call
   CHECK(thread_slice_ns() == before);
 }
 
+TEST_CASE(
+    "only a timed replay's ordinary threads move off a shared CPU, and the caller's mask stays") {
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  REQUIRE(::sched_getaffinity(0, sizeof before, &before) == 0);
+  const auto mask_kept = [&] {
+    cpu_set_t now;
+    CPU_ZERO(&now);
+    return ::sched_getaffinity(0, sizeof now, &now) == 0 && CPU_EQUAL(&now, &before);
+  };
+  const auto replay = [](const engine_options& o) {
+    replay_fixture f;  // each replay a target of its own
+    record_rsync(f.trace, 40);
+    return f.replay(o);
+  };
+  engine_options o = afap();
+  // afap: nothing spins before an op, and its threads are SCHED_BATCH
+  replay_stats s = replay(o);
+  CHECK(s.mismatches == 0);
+  CHECK(s.cpu_moves == 0);
+  CHECK(mask_kept());
+  o.timing.mode = timing_mode::faithful;
+  s = replay(o);
+  CHECK(s.mismatches == 0);
+  CHECK(s.threads == 3);
+  CHECK(mask_kept());
+  if (!realtime_testable()) return;
+  o.realtime = true;  // the kernel moves a waiting real-time thread itself
+  s = replay(o);
+  CHECK(s.mismatches == 0);
+  CHECK(s.realtime_threads == 4);
+  CHECK(s.cpu_moves == 0);
+  CHECK(mask_kept());
+}
+
 TEST_CASE("replay --realtime where SCHED_FIFO is not allowed stops before the tree, in one line") {
   if (!realtime_testable()) return;
   replay_fixture f;

@@ -265,4 +265,12 @@ TEST_CASE("the summary and the JSON tell how the replay's threads were scheduled
         "replayed 0 events on 3 threads in 0.000 s (faithful, speed 1, SCHED_FIFO)");
   j = nlohmann::json::parse(report_json(r));
   CHECK(j.at("short_slice_threads") == 0);
+  CHECK(j.at("cpu_moves") == 0);
+  r.replay.realtime_threads = 0;
+  r.replay.short_slice_threads = 4;
+  r.replay.cpu_moves = 252;
+  CHECK(first_line() ==
+        "replayed 0 events on 3 threads in 0.000 s (faithful, speed 1, 100 us slices, 252 CPU "
+        "moves)");
+  CHECK(nlohmann::json::parse(report_json(r)).at("cpu_moves") == 252);
 }

@@ -1,0 +1,89 @@
+#include "cpu_spread.h"
+
+namespace fsrr {
+
+thread_local cpu_seat* cpu_seat::current_ = nullptr;
+
+cpu_spread::cpu_spread(bool on) {
+  CPU_ZERO(&mask_);
+  if (!on || ::sched_getaffinity(0, sizeof mask_, &mask_) != 0) return;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &mask_)) {
+      ++cpus_;
+      slots_ = c + 1;
+    }
+  if (cpus_ < 2) {
+    cpus_ = 0;
+    return;
+  }
+  slot_ = std::make_unique<slot[]>(static_cast<size_t>(slots_));
+}
+
+uint32_t cpu_spread::claims(int cpu) const {
+  if (!on() || cpu < 0 || cpu >= slots_) return 0;
+  return slot_[cpu].claims.load(std::memory_order_relaxed);
+}
+
+cpu_seat::cpu_seat(cpu_spread* spread) {
+  if (!spread || !spread->on() || current_) return;
+  spread_ = spread;
+  current_ = this;
+}
+
+cpu_seat::~cpu_seat() {
+  if (!spread_) return;
+  drop();
+  current_ = nullptr;
+}
+
+void cpu_seat::take() {
+  if (current_) current_->take_here();
+}
+
+void cpu_seat::leave() {
+  if (current_) current_->drop();
+}
+
+int cpu_seat::claimed() {
+  return current_ ? current_->cpu_ : -1;
+}
+
+void cpu_seat::drop() {
+  if (cpu_ < 0) return;
+  spread_->slot_[cpu_].claims.fetch_sub(1, std::memory_order_relaxed);
+  cpu_ = -1;
+}
+
+void cpu_seat::take_here() {
+  cpu_spread& s = *spread_;
+  const int cpu = ::sched_getcpu();  // the rseq area's word: a few ns
+  if (cpu != cpu_) {
+    drop();
+    if (cpu < 0 || cpu >= s.slots_ || !CPU_ISSET(cpu, &s.mask_)) return;  // moved by someone
+    s.slot_[cpu].claims.fetch_add(1, std::memory_order_relaxed);
+    cpu_ = cpu;
+  }
+  if (s.slot_[cpu].claims.load(std::memory_order_relaxed) < 2) return;
+  // Shared: the first free CPU after this one (threads that move at once spread out), claimed
+  // before the move so that no other thread picks it too.
+  for (int i = 1; i < s.slots_; ++i) {
+    const int to = (cpu + i) % s.slots_;
+    if (!CPU_ISSET(to, &s.mask_)) continue;
+    uint32_t none = 0;
+    if (!s.slot_[to].claims.compare_exchange_strong(none, 1, std::memory_order_relaxed)) continue;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(to, &one);
+    if (::sched_setaffinity(0, sizeof one, &one) != 0) {  // offline, or a cpuset without it
+      s.slot_[to].claims.fetch_sub(1, std::memory_order_relaxed);
+      continue;
+    }
+    ::sched_setaffinity(0, sizeof s.mask_, &s.mask_);  // free again; it stays where it is
+    drop();
+    cpu_ = to;
+    s.moves_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+}
+
+}  // namespace fsrr

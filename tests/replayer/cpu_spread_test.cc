@@ -1,0 +1,244 @@
+// cpu_spread: replay threads that claim the CPU they spin on, and move off one another claims.
+// Real threads on real CPUs, pinned where a case needs them; the machine needs two CPUs (CI's
+// have two).
+#include <sched.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "cpu_spread.h"
+#include "ordering.h"
+#include "schedule.h"
+
+using namespace fsrr;
+
+namespace {
+
+std::vector<int> process_cpus() {
+  cpu_set_t m;
+  CPU_ZERO(&m);
+  REQUIRE(::sched_getaffinity(0, sizeof m, &m) == 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &m)) cpus.push_back(c);
+  return cpus;
+}
+
+bool two_cpus() {
+  if (process_cpus().size() >= 2) return true;
+  const char* ci = std::getenv("CI");
+  REQUIRE_FALSE((ci && std::strcmp(ci, "true") == 0));  // CI's machines have two
+  WARN("one CPU: nothing to spread over");
+  return false;
+}
+
+void pin(int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  REQUIRE(::sched_setaffinity(0, sizeof one, &one) == 0);
+}
+
+bool affinity_is(const std::vector<int>& cpus) {
+  cpu_set_t m;
+  CPU_ZERO(&m);
+  if (::sched_getaffinity(0, sizeof m, &m) != 0) return false;
+  cpu_set_t want;
+  CPU_ZERO(&want);
+  for (const int c : cpus) CPU_SET(c, &want);
+  return CPU_EQUAL(&m, &want);
+}
+
+// A thread that holds a seat on `cpu` (pinned there, claimed) until released. What it saw is
+// read on the main thread after the join (a REQUIRE in a thread would end the process).
+class holder {
+ public:
+  holder(cpu_spread& s, int cpu)
+      : t_([this, &s, cpu] {
+          cpu_set_t one;
+          CPU_ZERO(&one);
+          CPU_SET(cpu, &one);
+          pinned_ = ::sched_setaffinity(0, sizeof one, &one) == 0;
+          const cpu_seat seat(&s);
+          cpu_seat::take();
+          claimed_ = cpu_seat::claimed();
+          ready_.store(true);
+          while (!go_.load()) std::this_thread::yield();
+        }) {
+    while (!ready_.load()) std::this_thread::yield();
+  }
+  ~holder() { release(); }
+  void release() {
+    go_.store(true);
+    if (t_.joinable()) t_.join();
+  }
+  bool pinned() const { return pinned_; }
+  int claimed() const { return claimed_; }
+
+ private:
+  std::atomic<bool> ready_{false}, go_{false};
+  bool pinned_ = false;
+  int claimed_ = -2;
+  std::thread t_;
+};
+
+// What a thread pinned to `cpu` saw when it took a seat there.
+struct taken {
+  int claimed = -2;     // by the seat
+  int running_on = -2;  // sched_getcpu() after take()
+  bool mask_restored = false;
+  int after_leave = -2;
+};
+
+taken take_on(cpu_spread& s, int cpu, const std::vector<int>& mask,
+              const std::function<void()>& while_seated = {}) {
+  taken t;
+  std::thread([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (::sched_setaffinity(0, sizeof one, &one) != 0) return;
+    const cpu_seat seat(&s);
+    cpu_seat::take();
+    t.claimed = cpu_seat::claimed();
+    t.running_on = ::sched_getcpu();
+    t.mask_restored = affinity_is(mask);
+    if (while_seated) while_seated();
+    cpu_seat::leave();
+    t.after_leave = cpu_seat::claimed();
+  }).join();
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("cpu_spread: a thread that finds its CPU claimed moves to a free one, then frees it") {
+  if (!two_cpus()) return;
+  const std::vector<int> cpus = process_cpus();
+  cpu_spread s(true);
+  REQUIRE(s.on());
+  const int home = cpus[0], next = cpus[1];
+  holder first(s, home);
+  REQUIRE(first.pinned());
+  CHECK(first.claimed() == home);
+  CHECK(s.claims(home) == 1);
+  // a second thread on the same CPU moves to the next one of the mask, claimed before it went,
+  // and its affinity is the process's again: it is not pinned there
+  uint32_t claims_home = 0, claims_next = 0;
+  const taken second = take_on(s, home, cpus, [&] {
+    claims_home = s.claims(home);
+    claims_next = s.claims(next);
+  });
+  CHECK(second.claimed == next);
+  CHECK(second.running_on == next);
+  CHECK(second.mask_restored);
+  CHECK(claims_home == 1);
+  CHECK(claims_next == 1);
+  CHECK(s.moves() == 1);
+  // leave() gives the claim up
+  CHECK(second.after_leave == -1);
+  CHECK(s.claims(next) == 0);
+  // and a seat's end gives up what it holds
+  first.release();
+  CHECK(s.claims(home) == 0);
+}
+
+TEST_CASE("cpu_spread: with every other CPU claimed a thread stays, and moves once one is free") {
+  if (!two_cpus()) return;
+  const std::vector<int> cpus = process_cpus();
+  cpu_spread s(true);
+  const int home = cpus[0];
+  std::vector<std::unique_ptr<holder>> others;
+  for (size_t i = 1; i < cpus.size(); ++i) others.push_back(std::make_unique<holder>(s, cpus[i]));
+  holder first(s, home);
+  int stayed_on = -2, moved_to = -2;
+  uint32_t claims_while_shared = 0;
+  uint64_t moves_while_shared = 99;
+  std::thread([&] {
+    pin(home);
+    const cpu_seat seat(&s);
+    cpu_seat::take();
+    stayed_on = cpu_seat::claimed();
+    claims_while_shared = s.claims(home);
+    moves_while_shared = s.moves();
+    others.back()->release();  // that CPU's thread ends: its seat's claim goes
+    cpu_seat::take();
+    moved_to = cpu_seat::claimed();
+  }).join();
+  CHECK(stayed_on == home);
+  CHECK(claims_while_shared == 2);
+  CHECK(moves_while_shared == 0);
+  CHECK(moved_to == cpus.back());
+  CHECK(s.moves() == 1);
+  CHECK(s.claims(home) == 1);  // the first thread's, still held
+}
+
+TEST_CASE("cpu_spread: off, on one CPU, or a second seat in one thread: nothing is claimed") {
+  cpu_spread off(false);
+  CHECK_FALSE(off.on());
+  int claimed = -2;
+  std::thread([&] {
+    const cpu_seat seat(&off);
+    cpu_seat::take();
+    claimed = cpu_seat::claimed();
+  }).join();
+  CHECK(claimed == -1);
+  if (!two_cpus()) return;
+  const std::vector<int> cpus = process_cpus();
+  bool one_cpu_on = true;
+  int outer = -2, inner_gone = -2;
+  uint32_t claims_after_inner = 9;
+  std::thread([&] {
+    pin(cpus[0]);  // a process that may use one CPU has nothing to spread over
+    one_cpu_on = cpu_spread(true).on();
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (const int c : cpus) CPU_SET(c, &all);
+    ::sched_setaffinity(0, sizeof all, &all);
+    cpu_spread s(true);
+    const cpu_seat seat(&s);
+    cpu_seat::take();
+    outer = cpu_seat::claimed();
+    {
+      const cpu_seat inner(&s);  // inert: the thread has its seat
+    }
+    inner_gone = cpu_seat::claimed();
+    claims_after_inner = outer >= 0 ? s.claims(outer) : 9;
+  }).join();
+  CHECK_FALSE(one_cpu_on);
+  CHECK(outer >= 0);
+  CHECK(inner_gone == outer);
+  CHECK(claims_after_inner == 1);
+}
+
+TEST_CASE("cpu_spread: a wait's sleep gives the claim up, its spin takes it") {
+  if (!two_cpus()) return;
+  cpu_spread s(true);
+  const std::atomic<bool> stop{false};
+  int after_spin = -2, running_on = -2, after_sleep = -2;
+  progress_counter counter;
+  std::thread([&] {
+    const cpu_seat seat(&s);
+    // 2 ms away: asleep until 100 us before, then spinning, claimed
+    wait_until(monotonic_ns() + 2'000'000, 100'000, stop);
+    after_spin = cpu_seat::claimed();
+    running_on = ::sched_getcpu();
+    // a wait for another thread's progress that has to sleep gives the claim up
+    std::thread advance([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      counter.advance(1);
+    });
+    counter.wait(1, stop, 0);
+    after_sleep = cpu_seat::claimed();
+    advance.join();
+  }).join();
+  CHECK(after_spin >= 0);
+  CHECK(after_spin == running_on);
+  CHECK(after_sleep == -1);
+}
