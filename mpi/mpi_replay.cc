@@ -291,6 +291,8 @@ int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay
   };
   options.start_at = [&] { return common_start(comm, rank, size, offset); };
   if (watch.ranks_here() > ::sysconf(_SC_NPROCESSORS_ONLN)) options.start_spin_ns = 0;
+  // A rank's threads would take CPUs another rank's threads here spin on for free ones.
+  options.spread = watch.ranks_here() == 1;
   auto outcome = run_replay(*trace, options);
   if (!outcome) {
     // Failed before the tree was whole: the ranks agree on who failed first (the others wait

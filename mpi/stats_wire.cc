@@ -41,6 +41,7 @@ std::vector<uint8_t> to_wire(const rank_result& r) {
                   {"threads", s.threads},
                   {"realtime_threads", s.realtime_threads},
                   {"short_slice_threads", s.short_slice_threads},
+                  {"spread_threads", s.spread_threads},
                   {"cpu_moves", s.cpu_moves},
                   {"ops", std::move(ops)},
                   {"skipped", s.skipped},
@@ -77,6 +78,7 @@ result<rank_result> from_wire(const std::vector<uint8_t>& bytes) {
     s.threads = j.at("threads");
     s.realtime_threads = j.at("realtime_threads");
     s.short_slice_threads = j.at("short_slice_threads");
+    s.spread_threads = j.at("spread_threads");
     s.cpu_moves = j.at("cpu_moves");
     for (const json& o : j.at("ops")) {
       const auto i = o.at("op").get<size_t>();

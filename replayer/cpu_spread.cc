@@ -26,8 +26,11 @@ uint32_t cpu_spread::claims(int cpu) const {
 
 cpu_seat::cpu_seat(cpu_spread* spread) {
   if (!spread || !spread->on() || current_) return;
+  CPU_ZERO(&own_);
+  if (::sched_getaffinity(0, sizeof own_, &own_) != 0) return;
   spread_ = spread;
   current_ = this;
+  spread->seated_.fetch_add(1, std::memory_order_relaxed);
 }
 
 cpu_seat::~cpu_seat() {
@@ -63,22 +66,28 @@ void cpu_seat::take_here() {
     s.slot_[cpu].claims.fetch_add(1, std::memory_order_relaxed);
     cpu_ = cpu;
   }
-  if (s.slot_[cpu].claims.load(std::memory_order_relaxed) < 2) return;
+  if (!moves_) return;
   // Shared: the first free CPU after this one (threads that move at once spread out), claimed
-  // before the move so that no other thread picks it too.
+  // before the move so that no other thread picks it too. Read before the exchange, which
+  // would take every slot's cache line from the threads that spin on it.
   for (int i = 1; i < s.slots_; ++i) {
+    if (s.slot_[cpu].claims.load(std::memory_order_relaxed) < 2) return;  // the other moved
     const int to = (cpu + i) % s.slots_;
-    if (!CPU_ISSET(to, &s.mask_)) continue;
+    if (!CPU_ISSET(to, &s.mask_) || !CPU_ISSET(to, &own_)) continue;
     uint32_t none = 0;
-    if (!s.slot_[to].claims.compare_exchange_strong(none, 1, std::memory_order_relaxed)) continue;
+    if (s.slot_[to].claims.load(std::memory_order_relaxed) != 0 ||
+        !s.slot_[to].claims.compare_exchange_strong(none, 1, std::memory_order_relaxed))
+      continue;
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(to, &one);
     if (::sched_setaffinity(0, sizeof one, &one) != 0) {  // offline, or a cpuset without it
       s.slot_[to].claims.fetch_sub(1, std::memory_order_relaxed);
-      continue;
+      moves_ = false;  // tried again on every spin, it would cost a system call each time
+      return;
     }
-    ::sched_setaffinity(0, sizeof s.mask_, &s.mask_);  // free again; it stays where it is
+    // Free again, it stays where it is; should that fail, it is bound there and moves no more.
+    if (::sched_setaffinity(0, sizeof own_, &own_) != 0) moves_ = false;
     drop();
     cpu_ = to;
     s.moves_.fetch_add(1, std::memory_order_relaxed);

@@ -1,18 +1,20 @@
 // A timed replay's busy threads on CPUs of their own. The kernel puts a waking thread on an
-// idle CPU when it finds one, but it does not move a thread that waits for its CPU to one that
-// has gone idle while that thread ran within the last half millisecond (the scheduler's
-// migration cost): a replay thread counts as that hot all through a burst of ops. Two replay
-// threads woken by one timer interrupt land on one CPU, share it in turns of 3 us and fall
-// behind together for a millisecond while the other CPU idles. ftrace of the shell-loop replay
-// (short processes, their dynamic loaders' bursts of ops) found its late ops waiting so for
-// 14-30% of their lateness.
+// idle CPU when it finds one, but its balancer leaves a thread that waits for its CPU where it
+// is, though a CPU of another core has gone idle, while that thread ran within the last half
+// millisecond (cache-hot: the default migration cost), until balancing has failed a few times;
+// a replay thread in a burst of ops has always just run. Two replay threads woken by one timer
+// interrupt land on one CPU, share it in turns of 2-20 us and fall behind together for a
+// millisecond while the other CPU idles. ftrace of the shell-loop replay (short processes,
+// their dynamic loaders' bursts of ops) found its chains of late ops waiting so for 14-30% of
+// the time they lasted.
 //
-// So a replay thread claims the CPU it runs on while it spins before an op or issues ops
-// (cpu_seat::take, from wait_until) and gives the claim up before it sleeps (cpu_seat::leave,
-// from the waits that sleep). One that finds its CPU claimed by another moves itself to a CPU
-// of the process's no thread claims (sched_setaffinity to it alone, then back to the mask),
-// ~26 us here. Threads of other programs are not counted: a CPU they keep busy looks free, and
-// a thread moved there competes with them as it would have where it was. A thread that blocks
+// So a replay thread claims the CPU it runs on while it spins before an op or issues ops after
+// one (cpu_seat::take, from wait_until and after a wait for another thread's op) and gives the
+// claim up before it sleeps (cpu_seat::leave, from the waits that sleep). One that finds its
+// CPU claimed by another moves itself to a CPU of its affinity mask that no thread claims
+// (sched_setaffinity to that CPU alone, then back to its mask), ~26 us here. Only the seated
+// threads are counted: a CPU busy with the replay's dispatcher or another program looks free,
+// and a thread moved there competes with them as it would have where it was. A thread blocked
 // in an op keeps its claim.
 #pragma once
 
@@ -26,10 +28,12 @@ namespace fsrr {
 
 class cpu_spread {
  public:
-  // The CPUs of the process's affinity mask now; off when `on` is false or it has one.
+  // Over the calling thread's affinity mask now (the replay threads it starts inherit it); off
+  // when `on` is false or the mask has one CPU.
   explicit cpu_spread(bool on);
   bool on() const { return cpus_ > 1; }
-  // The moves the threads made.
+  // The threads that took a seat, and the moves they made.
+  uint32_t seated() const { return seated_.load(std::memory_order_relaxed); }
   uint64_t moves() const { return moves_.load(std::memory_order_relaxed); }
   // The threads claiming `cpu` (0 for one outside the mask).
   uint32_t claims(int cpu) const;
@@ -43,6 +47,7 @@ class cpu_spread {
   int cpus_ = 0;   // in the mask
   int slots_ = 0;  // the highest CPU in the mask + 1
   std::unique_ptr<slot[]> slot_;
+  std::atomic<uint32_t> seated_{0};
   std::atomic<uint64_t> moves_{0};
 };
 
@@ -57,7 +62,7 @@ class cpu_seat {
   cpu_seat& operator=(const cpu_seat&) = delete;
 
   // The thread runs, and will: it claims its CPU, and moves if another thread claims it too
-  // and some CPU has no claim.
+  // and a CPU of its mask has no claim.
   static void take();
   // The thread is about to sleep: its claim goes.
   static void leave();
@@ -69,6 +74,8 @@ class cpu_seat {
   void drop();
   cpu_spread* spread_ = nullptr;
   int cpu_ = -1;
+  bool moves_ = true;  // until a move fails: a CPU gone, a policy that forbids it
+  cpu_set_t own_;      // the thread's mask, which a move restores
   static thread_local cpu_seat* current_;
 };
 

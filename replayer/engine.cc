@@ -47,6 +47,7 @@ void execute(const work_item& w, const dep_list* deps, op_runner& runner, thread
     deps->wait(s.stop, clock.timed() ? clock.options().spin_ns : 0);
     if (remote) s.remote_waiters.fetch_sub(1, std::memory_order_relaxed);
     if (s.stop.load(std::memory_order_relaxed)) return;  // never ahead of what it waited for
+    cpu_seat::take();  // the wait may have slept, and woken on a CPU another lane claims
     if (due) issued = monotonic_ns();
   }
   if (due && issued_op(w.ev.kind)) stats.lateness.record(issued > due ? issued - due : 0);
@@ -73,7 +74,7 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
       flow_(r, false),
       paths_(r, t, o.path_generation),
       clock_(o.timing, 0),
-      spread_(o.timing.mode != timing_mode::afap && !o.realtime),
+      spread_(o.spread && o.timing.mode != timing_mode::afap && !o.realtime),
       lanes_(r.thread_count() + 1),
       peers_(o.peers) {
   shared_.trace = &r;

@@ -43,6 +43,10 @@ struct engine_options {
   // slice. The caller checks it is allowed (realtime_allowed, schedule.h). Without it, timed
   // modes give the replay threads short scheduler slices (short_slice, schedule.h).
   bool realtime = false;
+  // Timed modes, ordinary threads: the replay threads keep to CPUs of their own (cpu_spread.h).
+  // Off where other processes replay beside this one on the same CPUs (MPI ranks sharing a
+  // node): their threads' claims are not seen here.
+  bool spread = true;
   // A single-thread trace: decode it on a helper thread, ahead of the replay, when the process
   // may use more than one CPU.
   bool decode_ahead = true;

@@ -21,6 +21,7 @@ void dispatcher::run_lanes(trace_reader::event_stream& events, event e) {
   for (auto& l : lanes_)
     if (l) finish(*l);
   reap(true);
+  total_.spread_threads = spread_.seated();
   total_.cpu_moves = spread_.moves();
 }
 

@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "cpu_spread.h"
 #include "prepare.h"
 #include "schedule.h"
 
@@ -501,6 +502,7 @@ int64_t op_runner::flock_op(const work_item& w) {
   int64_t r = sys(::flock(fd, how));
   if (r == -EWOULDBLOCK && !(e.flags & LOCK_NB) && e.result == 0) {
     const uint64_t give_up = monotonic_ns() + 10'000'000'000ull;
+    cpu_seat::leave();  // it sleeps between tries
     while (r == -EWOULDBLOCK && monotonic_ns() < give_up && !s_.stop.load()) {
       ::usleep(1000);
       r = sys(::flock(fd, how));

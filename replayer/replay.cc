@@ -61,6 +61,7 @@ result<replay_outcome> run_replay(trace_reader& trace, const replay_options& opt
     eo.start_at = options.start_at;
     eo.start_spin_ns = options.start_spin_ns;
     eo.realtime = options.realtime;
+    eo.spread = options.spread;
     if (options.progress)
       eo.progress = [&](const engine_progress& p) {
         progress.update(fmt::format("replay: {}/{} events", p.events_done, p.events_total),

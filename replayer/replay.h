@@ -47,6 +47,7 @@ struct replay_options {
   std::function<uint64_t()> start_at;
   uint64_t start_spin_ns = 200'000;  // engine_options::start_spin_ns
   bool realtime = false;             // engine_options::realtime; refused when not allowed
+  bool spread = true;                // engine_options::spread
 };
 
 struct replay_outcome {

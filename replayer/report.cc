@@ -106,6 +106,7 @@ void replay_stats::merge(const replay_stats& o, size_t max_listed) {
   remote_waits += o.remote_waits;
   realtime_threads += o.realtime_threads;
   short_slice_threads += o.short_slice_threads;
+  spread_threads += o.spread_threads;
   cpu_moves += o.cpu_moves;
   if (!started_ns) started_ns = o.started_ns;
 }
@@ -171,6 +172,7 @@ std::string report_json(const replay_report& r) {
   j["threads"] = s.threads;
   j["realtime_threads"] = s.realtime_threads;
   j["short_slice_threads"] = s.short_slice_threads;
+  j["spread_threads"] = s.spread_threads;
   j["cpu_moves"] = s.cpu_moves;
   nlohmann::json ops = nlohmann::json::object();
   for (size_t i = 0; i < op_count; ++i) {

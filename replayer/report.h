@@ -103,7 +103,9 @@ struct replay_stats {
   // Ordinary threads that ran with a short scheduler slice (timed modes without --realtime,
   // Linux 6.12 and later), counted the same way.
   uint32_t short_slice_threads = 0;
-  // Times a replay thread moved itself off a CPU another one claimed (cpu_spread.h).
+  // Ordinary threads of a timed replay that kept to CPUs of their own (cpu_spread.h), and the
+  // times one moved itself off a CPU another one claimed.
+  uint32_t spread_threads = 0;
   uint64_t cpu_moves = 0;
   std::array<op_stats, op_count> ops{};
   std::array<uint64_t, op_count> skipped{};       // modelled, not issued (clone, exec, chdir…)

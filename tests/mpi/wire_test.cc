@@ -37,6 +37,7 @@ TEST_CASE("a rank's stats come back from the wire as they went, latencies and mi
   s.remote_waits = 5;
   s.realtime_threads = 3;
   s.short_slice_threads = 4;
+  s.spread_threads = 7;
   s.cpu_moves = 252;
   s.started_ns = 123456789;
 
@@ -74,6 +75,7 @@ TEST_CASE("a rank's stats come back from the wire as they went, latencies and mi
   CHECK(b.remote_waits == 5);
   CHECK(b.realtime_threads == 3);
   CHECK(b.short_slice_threads == 4);
+  CHECK(b.spread_threads == 7);
   CHECK(b.cpu_moves == 252);
   CHECK(b.started_ns == 123456789);
 }

@@ -38,11 +38,12 @@ bool two_cpus() {
   return false;
 }
 
-void pin(int cpu) {
+// In a thread of its own: what it says is checked after the join.
+bool pin(int cpu) {
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(cpu, &one);
-  REQUIRE(::sched_setaffinity(0, sizeof one, &one) == 0);
+  return ::sched_setaffinity(0, sizeof one, &one) == 0;
 }
 
 bool affinity_is(const std::vector<int>& cpus) {
@@ -61,11 +62,8 @@ class holder {
  public:
   holder(cpu_spread& s, int cpu)
       : t_([this, &s, cpu] {
-          cpu_set_t one;
-          CPU_ZERO(&one);
-          CPU_SET(cpu, &one);
-          pinned_ = ::sched_setaffinity(0, sizeof one, &one) == 0;
-          const cpu_seat seat(&s);
+          const cpu_seat seat(&s);  // its mask is the thread's as it starts, as a lane's
+          pinned_ = pin(cpu);
           cpu_seat::take();
           claimed_ = cpu_seat::claimed();
           ready_.store(true);
@@ -90,8 +88,7 @@ class holder {
 
 // What a thread pinned to `cpu` saw when it took a seat there.
 struct taken {
-  int claimed = -2;     // by the seat
-  int running_on = -2;  // sched_getcpu() after take()
+  int claimed = -2;  // by the seat
   bool mask_restored = false;
   int after_leave = -2;
 };
@@ -100,14 +97,10 @@ taken take_on(cpu_spread& s, int cpu, const std::vector<int>& mask,
               const std::function<void()>& while_seated = {}) {
   taken t;
   std::thread([&] {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    if (::sched_setaffinity(0, sizeof one, &one) != 0) return;
     const cpu_seat seat(&s);
+    if (!pin(cpu)) return;
     cpu_seat::take();
     t.claimed = cpu_seat::claimed();
-    t.running_on = ::sched_getcpu();
     t.mask_restored = affinity_is(mask);
     if (while_seated) while_seated();
     cpu_seat::leave();
@@ -135,15 +128,27 @@ TEST_CASE("cpu_spread: a thread that finds its CPU claimed moves to a free one, 
     claims_home = s.claims(home);
     claims_next = s.claims(next);
   });
-  CHECK(second.claimed == next);
-  CHECK(second.running_on == next);
+  CHECK(second.claimed == next);  // sched_getcpu() said so once it had moved
   CHECK(second.mask_restored);
   CHECK(claims_home == 1);
   CHECK(claims_next == 1);
   CHECK(s.moves() == 1);
+  CHECK(s.seated() == 2);
   // leave() gives the claim up
   CHECK(second.after_leave == -1);
   CHECK(s.claims(next) == 0);
+  // a thread bound to this CPU before it took its seat is kept to its own mask: it stays
+  int bound_claimed = -2;
+  bool bound_pinned = false;
+  std::thread([&] {
+    if (!(bound_pinned = pin(home))) return;
+    const cpu_seat seat(&s);
+    cpu_seat::take();
+    bound_claimed = cpu_seat::claimed();
+  }).join();
+  REQUIRE(bound_pinned);
+  CHECK(bound_claimed == home);
+  CHECK(s.moves() == 1);
   // and a seat's end gives up what it holds
   first.release();
   CHECK(s.claims(home) == 0);
@@ -160,9 +165,10 @@ TEST_CASE("cpu_spread: with every other CPU claimed a thread stays, and moves on
   int stayed_on = -2, moved_to = -2;
   uint32_t claims_while_shared = 0;
   uint64_t moves_while_shared = 99;
+  bool pinned = false;
   std::thread([&] {
-    pin(home);
     const cpu_seat seat(&s);
+    if (!(pinned = pin(home))) return;
     cpu_seat::take();
     stayed_on = cpu_seat::claimed();
     claims_while_shared = s.claims(home);
@@ -171,6 +177,7 @@ TEST_CASE("cpu_spread: with every other CPU claimed a thread stays, and moves on
     cpu_seat::take();
     moved_to = cpu_seat::claimed();
   }).join();
+  REQUIRE(pinned);
   CHECK(stayed_on == home);
   CHECK(claims_while_shared == 2);
   CHECK(moves_while_shared == 0);
@@ -191,11 +198,11 @@ TEST_CASE("cpu_spread: off, on one CPU, or a second seat in one thread: nothing 
   CHECK(claimed == -1);
   if (!two_cpus()) return;
   const std::vector<int> cpus = process_cpus();
-  bool one_cpu_on = true;
+  bool one_cpu_on = true, pinned = false;
   int outer = -2, inner_gone = -2;
-  uint32_t claims_after_inner = 9;
+  uint32_t claims_after_inner = 9, seated = 9;
   std::thread([&] {
-    pin(cpus[0]);  // a process that may use one CPU has nothing to spread over
+    if (!(pinned = pin(cpus[0]))) return;  // one CPU to use: nothing to spread over
     one_cpu_on = cpu_spread(true).on();
     cpu_set_t all;
     CPU_ZERO(&all);
@@ -210,25 +217,27 @@ TEST_CASE("cpu_spread: off, on one CPU, or a second seat in one thread: nothing 
     }
     inner_gone = cpu_seat::claimed();
     claims_after_inner = outer >= 0 ? s.claims(outer) : 9;
+    seated = s.seated();
   }).join();
+  REQUIRE(pinned);
   CHECK_FALSE(one_cpu_on);
   CHECK(outer >= 0);
   CHECK(inner_gone == outer);
   CHECK(claims_after_inner == 1);
+  CHECK(seated == 1);
 }
 
 TEST_CASE("cpu_spread: a wait's sleep gives the claim up, its spin takes it") {
   if (!two_cpus()) return;
   cpu_spread s(true);
   const std::atomic<bool> stop{false};
-  int after_spin = -2, running_on = -2, after_sleep = -2;
+  int after_spin = -2, after_sleep = -2;
   progress_counter counter;
   std::thread([&] {
     const cpu_seat seat(&s);
     // 2 ms away: asleep until 100 us before, then spinning, claimed
     wait_until(monotonic_ns() + 2'000'000, 100'000, stop);
     after_spin = cpu_seat::claimed();
-    running_on = ::sched_getcpu();
     // a wait for another thread's progress that has to sleep gives the claim up
     std::thread advance([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -239,6 +248,5 @@ TEST_CASE("cpu_spread: a wait's sleep gives the claim up, its spin takes it") {
     advance.join();
   }).join();
   CHECK(after_spin >= 0);
-  CHECK(after_spin == running_on);
   CHECK(after_sleep == -1);
 }

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include "cpu_spread.h"
 #include "loop_fs.h"
 #include "replay_fixture.h"
 #include "trace_builder.h"
@@ -296,22 +297,32 @@ TEST_CASE(
     record_rsync(f.trace, 40);
     return f.replay(o);
   };
+  const bool cpus = cpu_spread(true).on();  // two CPUs or more to spread over (CI has two)
   engine_options o = afap();
   // afap: nothing spins before an op, and its threads are SCHED_BATCH
   replay_stats s = replay(o);
   CHECK(s.mismatches == 0);
+  CHECK(s.spread_threads == 0);
   CHECK(s.cpu_moves == 0);
   CHECK(mask_kept());
   o.timing.mode = timing_mode::faithful;
   s = replay(o);
   CHECK(s.mismatches == 0);
   CHECK(s.threads == 3);
+  CHECK(s.spread_threads == (cpus ? 3u : 0u));  // each replay thread, not the dispatcher
   CHECK(mask_kept());
+  o.spread = false;  // MPI ranks that share a node
+  s = replay(o);
+  CHECK(s.mismatches == 0);
+  CHECK(s.spread_threads == 0);
+  CHECK(s.cpu_moves == 0);
+  o.spread = true;
   if (!realtime_testable()) return;
   o.realtime = true;  // the kernel moves a waiting real-time thread itself
   s = replay(o);
   CHECK(s.mismatches == 0);
   CHECK(s.realtime_threads == 4);
+  CHECK(s.spread_threads == 0);
   CHECK(s.cpu_moves == 0);
   CHECK(mask_kept());
 }

@@ -272,5 +272,8 @@ TEST_CASE("the summary and the JSON tell how the replay's threads were scheduled
   CHECK(first_line() ==
         "replayed 0 events on 3 threads in 0.000 s (faithful, speed 1, 100 us slices, 252 CPU "
         "moves)");
-  CHECK(nlohmann::json::parse(report_json(r)).at("cpu_moves") == 252);
+  r.replay.spread_threads = 3;
+  j = nlohmann::json::parse(report_json(r));
+  CHECK(j.at("cpu_moves") == 252);
+  CHECK(j.at("spread_threads") == 3);
 }
