@@ -1,10 +1,18 @@
 #include "cpu_spread.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "schedule.h"
+
 namespace fsrr {
 
 thread_local cpu_seat* cpu_seat::current_ = nullptr;
 
-cpu_spread::cpu_spread(bool on) {
+cpu_spread::cpu_spread(bool on, const char* loadavg) {
   CPU_ZERO(&mask_);
   if (!on || ::sched_getaffinity(0, sizeof mask_, &mask_) != 0) return;
   for (int c = 0; c < CPU_SETSIZE; ++c)
@@ -17,6 +25,28 @@ cpu_spread::cpu_spread(bool on) {
     return;
   }
   slot_ = std::make_unique<slot[]>(static_cast<size_t>(slots_));
+  loadavg_ = ::open(loadavg, O_RDONLY | O_CLOEXEC);
+}
+
+cpu_spread::~cpu_spread() {
+  if (loadavg_ >= 0) ::close(loadavg_);
+}
+
+int cpu_spread::running() const {
+  // "0.52 0.58 0.59 3/467 12345": the fourth field's numerator, counted anew at each read
+  char text[128];
+  const ssize_t n = loadavg_ >= 0 ? ::pread(loadavg_, text, sizeof text - 1, 0) : -1;
+  if (n <= 0) return -1;
+  text[n] = 0;
+  const char* p = text;
+  for (int field = 0; field < 3 && p; ++field) {
+    p = std::strchr(p, ' ');
+    if (p) ++p;
+  }
+  if (!p || *p < '0' || *p > '9') return -1;
+  char* end = nullptr;
+  const long r = std::strtol(p, &end, 10);
+  return end && *end == '/' && r >= 0 ? static_cast<int>(r) : -1;
 }
 
 uint32_t cpu_spread::claims(int cpu) const {
@@ -24,13 +54,13 @@ uint32_t cpu_spread::claims(int cpu) const {
   return slot_[cpu].claims.load(std::memory_order_relaxed);
 }
 
-cpu_seat::cpu_seat(cpu_spread* spread) {
+cpu_seat::cpu_seat(cpu_spread* spread, bool moves) : moves_(moves) {
   if (!spread || !spread->on() || current_) return;
   CPU_ZERO(&own_);
   if (::sched_getaffinity(0, sizeof own_, &own_) != 0) return;
   spread_ = spread;
   current_ = this;
-  spread->seated_.fetch_add(1, std::memory_order_relaxed);
+  if (moves) spread->seated_.fetch_add(1, std::memory_order_relaxed);
 }
 
 cpu_seat::~cpu_seat() {
@@ -66,8 +96,25 @@ void cpu_seat::take_here() {
     s.slot_[cpu].claims.fetch_add(1, std::memory_order_relaxed);
     cpu_ = cpu;
   }
-  if (!moves_) return;
-  // Shared: the first free CPU after this one (threads that move at once spread out), claimed
+  if (!moves_ || s.slot_[cpu].claims.load(std::memory_order_relaxed) < 2) return;
+  // Shared. But moved to a CPU that runs another program's thread, it would wait behind that
+  // one instead of behind a replay thread that yields to it.
+  const uint64_t now = monotonic_ns();
+  if (now < look_after_) return;
+  if (const int running = s.running(); running >= 0) {
+    int claimed = 0, free = 0;
+    for (int c = 0; c < s.slots_; ++c) {
+      if (!CPU_ISSET(c, &s.mask_)) continue;
+      const uint32_t k = s.slot_[c].claims.load(std::memory_order_relaxed);
+      claimed += static_cast<int>(k);
+      free += k == 0 && CPU_ISSET(c, &own_);
+    }
+    if (running - claimed >= free) {
+      look_after_ = now + 200'000;
+      return;
+    }
+  }
+  // The first free CPU after this one (threads that move at once spread out), claimed
   // before the move so that no other thread picks it too. Read before the exchange, which
   // would take every slot's cache line from the threads that spin on it.
   for (int i = 1; i < s.slots_; ++i) {

@@ -12,6 +12,8 @@ void dispatcher::run_lanes(trace_reader::event_stream& events, event e) {
   // Below its lanes: it works tens of milliseconds ahead of them, they issue what is due.
   const realtime_policy rt(opt_.realtime && clock_.timed(), realtime_dispatcher);
   if (rt.active()) ++total_.realtime_threads;
+  // Awake, it is one more thread on a CPU: the lanes move off it as off one another.
+  const cpu_seat seat(&spread_, false);
   uint64_t keys[24];
   try {
     dispatch_all(events, e, keys);

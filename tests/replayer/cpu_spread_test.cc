@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "cpu_spread.h"
 #include "ordering.h"
 #include "schedule.h"
+#include "temp_dir.h"
 
 using namespace fsrr;
 
@@ -37,6 +39,19 @@ bool two_cpus() {
   WARN("one CPU: nothing to spread over");
   return false;
 }
+
+// What the spread reads for the threads the machine runs: /proc/loadavg's form, with the count
+// a case wants (the machine's own count moves with whatever else runs, ctest's other tests).
+class load_file {
+ public:
+  explicit load_file(int running) { set(running); }
+  void set(int running) { std::ofstream(path_) << "0.10 0.20 0.30 " << running << "/123 4567\n"; }
+  const char* path() const { return path_.c_str(); }
+
+ private:
+  test::temp_dir dir_;
+  std::string path_ = dir_ / "loadavg";
+};
 
 // In a thread of its own: what it says is checked after the join.
 bool pin(int cpu) {
@@ -114,7 +129,8 @@ taken take_on(cpu_spread& s, int cpu, const std::vector<int>& mask,
 TEST_CASE("cpu_spread: a thread that finds its CPU claimed moves to a free one, then frees it") {
   if (!two_cpus()) return;
   const std::vector<int> cpus = process_cpus();
-  cpu_spread s(true);
+  const load_file load(0);  // nothing but these threads
+  cpu_spread s(true, load.path());
   REQUIRE(s.on());
   const int home = cpus[0], next = cpus[1];
   holder first(s, home);
@@ -157,7 +173,8 @@ TEST_CASE("cpu_spread: a thread that finds its CPU claimed moves to a free one, 
 TEST_CASE("cpu_spread: with every other CPU claimed a thread stays, and moves once one is free") {
   if (!two_cpus()) return;
   const std::vector<int> cpus = process_cpus();
-  cpu_spread s(true);
+  const load_file load(0);
+  cpu_spread s(true, load.path());
   const int home = cpus[0];
   std::vector<std::unique_ptr<holder>> others;
   for (size_t i = 1; i < cpus.size(); ++i) others.push_back(std::make_unique<holder>(s, cpus[i]));
@@ -229,7 +246,8 @@ TEST_CASE("cpu_spread: off, on one CPU, or a second seat in one thread: nothing 
 
 TEST_CASE("cpu_spread: a wait's sleep gives the claim up, its spin takes it") {
   if (!two_cpus()) return;
-  cpu_spread s(true);
+  const load_file load(0);
+  cpu_spread s(true, load.path());
   const std::atomic<bool> stop{false};
   int after_spin = -2, after_sleep = -2;
   progress_counter counter;
@@ -249,4 +267,92 @@ TEST_CASE("cpu_spread: a wait's sleep gives the claim up, its spin takes it") {
   }).join();
   CHECK(after_spin >= 0);
   CHECK(after_sleep == -1);
+}
+
+TEST_CASE("cpu_spread: a free CPU that another program keeps busy is left alone while it does") {
+  if (!two_cpus()) return;
+  const std::vector<int> cpus = process_cpus();
+  const int home = cpus[0], next = cpus[1];
+  // two claimed threads, and one thread more than there are free CPUs besides them
+  const int free_cpus = static_cast<int>(cpus.size()) - 1;
+  load_file load(2 + free_cpus);
+  cpu_spread s(true, load.path());
+  CHECK(s.running() == 2 + free_cpus);
+  holder first(s, home);
+  int stayed = -2, later = -2;
+  uint64_t moves_busy = 99;
+  std::thread([&] {
+    const cpu_seat seat(&s);
+    if (!pin(home)) return;
+    cpu_seat::take();
+    stayed = cpu_seat::claimed();
+    moves_busy = s.moves();
+    load.set(2);  // the other program's thread is gone; looked at again 200 us later
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+    cpu_seat::take();
+    later = cpu_seat::claimed();
+  }).join();
+  CHECK(stayed == home);
+  CHECK(moves_busy == 0);
+  CHECK(later == next);
+  CHECK(s.moves() == 1);
+}
+
+TEST_CASE("cpu_spread: running threads come from /proc/loadavg, or every free CPU is idle") {
+  if (!two_cpus()) return;
+  CHECK(cpu_spread(true).running() >= 1);  // this thread at least
+  cpu_spread blind(true, "/nonexistent/loadavg");
+  CHECK(blind.running() == -1);
+  const int home = process_cpus()[0];
+  holder first(blind, home);
+  int claimed = -2;
+  std::thread([&] {
+    const cpu_seat seat(&blind);
+    if (!pin(home)) return;
+    cpu_seat::take();
+    claimed = cpu_seat::claimed();
+  }).join();
+  CHECK(claimed == process_cpus()[1]);
+  CHECK(blind.moves() == 1);
+}
+
+TEST_CASE("cpu_spread: a seat that does not move claims its CPU for the others to see, and stays") {
+  if (!two_cpus()) return;
+  const std::vector<int> cpus = process_cpus();
+  const load_file load(0);
+  cpu_spread s(true, load.path());
+  const int home = cpus[0], next = cpus[1];
+  holder first(s, home);  // a replay thread there
+  int stayed = -2, moved = -2;
+  uint32_t seated = 9;
+  bool pinned = false;
+  std::thread([&] {
+    const cpu_seat seat(&s, /*moves=*/false);  // as the dispatcher's
+    if (!(pinned = pin(home))) return;
+    cpu_seat::take();
+    stayed = cpu_seat::claimed();
+    seated = s.seated();  // the moving ones only
+  }).join();
+  REQUIRE(pinned);
+  CHECK(stayed == home);
+  CHECK(s.moves() == 0);
+  CHECK(seated == 1);
+  // the other way round: a replay thread that finds it there moves
+  std::atomic<bool> claimed{false}, done{false};
+  bool still_pinned = false;
+  std::thread still([&] {
+    const cpu_seat seat(&s, false);
+    if ((still_pinned = pin(next))) cpu_seat::take();
+    claimed = true;
+    while (!done) std::this_thread::yield();
+  });
+  while (!claimed) std::this_thread::yield();
+  first.release();  // home is free again
+  const taken t = take_on(s, next, cpus);
+  done = true;
+  still.join();
+  REQUIRE(still_pinned);
+  moved = t.claimed;
+  CHECK(moved == home);
+  CHECK(s.moves() == 1);
 }
