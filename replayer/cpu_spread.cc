@@ -1,8 +1,13 @@
 #include "cpu_spread.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
@@ -26,6 +31,15 @@ cpu_spread::cpu_spread(bool on, const char* loadavg) {
   }
   slot_ = std::make_unique<slot[]>(static_cast<size_t>(slots_));
   loadavg_ = ::open(loadavg, O_RDONLY | O_CLOEXEC);
+  // The kernel's own count only: lxcfs's (FUSE) is a container's, refreshed every 5 s, and
+  // each read a round trip to its daemon; gVisor's is zeros.
+  struct statfs fs;
+  if (loadavg_ >= 0 && std::strncmp(loadavg, "/proc/", 6) == 0 &&
+      (::fstatfs(loadavg_, &fs) != 0 || fs.f_type != PROC_SUPER_MAGIC)) {
+    ::close(loadavg_);
+    loadavg_ = -1;
+  }
+  outside_ = std::max(0, ::get_nprocs() - cpus_);
 }
 
 cpu_spread::~cpu_spread() {
@@ -46,7 +60,7 @@ int cpu_spread::running() const {
   if (!p || *p < '0' || *p > '9') return -1;
   char* end = nullptr;
   const long r = std::strtol(p, &end, 10);
-  return end && *end == '/' && r >= 0 ? static_cast<int>(r) : -1;
+  return end && *end == '/' && r >= 0 && r <= INT_MAX ? static_cast<int>(r) : -1;
 }
 
 uint32_t cpu_spread::claims(int cpu) const {
@@ -99,17 +113,20 @@ void cpu_seat::take_here() {
   if (!moves_ || s.slot_[cpu].claims.load(std::memory_order_relaxed) < 2) return;
   // Shared. But moved to a CPU that runs another program's thread, it would wait behind that
   // one instead of behind a replay thread that yields to it.
+  int claimed = 0, unclaimed = 0;
+  for (int c = 0; c < s.slots_; ++c) {
+    if (!CPU_ISSET(c, &s.mask_)) continue;
+    const uint32_t k = s.slot_[c].claims.load(std::memory_order_relaxed);
+    claimed += static_cast<int>(k);
+    unclaimed += k == 0 && CPU_ISSET(c, &own_);
+  }
+  if (unclaimed == 0) return;  // nowhere to go: looked at again at once, with no system call
   const uint64_t now = monotonic_ns();
   if (now < look_after_) return;
+  // The machine's count; the CPUs outside the mask may run as many threads of others.
   if (const int running = s.running(); running >= 0) {
-    int claimed = 0, free = 0;
-    for (int c = 0; c < s.slots_; ++c) {
-      if (!CPU_ISSET(c, &s.mask_)) continue;
-      const uint32_t k = s.slot_[c].claims.load(std::memory_order_relaxed);
-      claimed += static_cast<int>(k);
-      free += k == 0 && CPU_ISSET(c, &own_);
-    }
-    if (running - claimed >= free) {
+    const int others = running - claimed - s.outside_;
+    if (others >= unclaimed) {
       look_after_ = now + 200'000;
       return;
     }

@@ -12,7 +12,8 @@ void dispatcher::run_lanes(trace_reader::event_stream& events, event e) {
   // Below its lanes: it works tens of milliseconds ahead of them, they issue what is due.
   const realtime_policy rt(opt_.realtime && clock_.timed(), realtime_dispatcher);
   if (rt.active()) ++total_.realtime_threads;
-  // Awake, it is one more thread on a CPU: the lanes move off it as off one another.
+  // Handing out ops, it is one more thread on a CPU: the lanes move off it as off one another.
+  // It claims the CPU it runs on at each op (dispatch_all) and gives it up where it waits.
   const cpu_seat seat(&spread_, false);
   uint64_t keys[24];
   try {
@@ -20,6 +21,7 @@ void dispatcher::run_lanes(trace_reader::event_stream& events, event e) {
   } catch (const std::exception& err) {  // std::bad_alloc, a thread that cannot start
     shared_.request_stop(err.what());
   }
+  cpu_seat::leave();  // it waits for the lanes to end from here
   for (auto& l : lanes_)
     if (l) finish(*l);
   reap(true);
@@ -31,6 +33,7 @@ void dispatcher::dispatch_all(trace_reader::event_stream& events, event e, uint6
   const bool faithful = clock_.options().mode == timing_mode::faithful;
   do {
     if (faithful) hold_back(e);
+    cpu_seat::take();
     lane& l = lane_for(e.thread);
     if (l.remote) {
       settle_remote(l, e, keys);
@@ -106,6 +109,7 @@ lane& dispatcher::lane_for(thread_id t) {
 
 void dispatcher::start(lane& l) {
   if (l.thread.joinable()) {  // events after the thread's exit: the old replay thread goes first
+    cpu_seat::leave();
     l.thread.join();
     std::erase(ending_, &l);
     total_.merge(l.stats, opt_.listed_mismatches);
