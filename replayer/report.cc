@@ -345,12 +345,16 @@ std::string report_table(const replay_report& r) {
     if (!r.data.empty()) t += data_line(r);
     return t;
   }
-  t += fmt::format("replayed {} events on {} thread{} in {:.3f} s ({}, speed {}{}{})\n", s.events,
-                   s.threads, s.threads == 1 ? "" : "s", secs, r.timing, r.speed,
-                   s.realtime_threads      ? std::string(", SCHED_FIFO")
-                   : s.short_slice_threads ? fmt::format(", {} us slices", replay_slice_ns / 1000)
-                                           : std::string(),
-                   s.cpu_moves ? fmt::format(", {} CPU moves", s.cpu_moves) : std::string());
+  std::vector<std::pair<std::string_view, std::string>> how = {
+      {"", fmt::format("replayed {} events on {} thread{} in {:.3f} s ({}, speed {}", s.events,
+                       s.threads, s.threads == 1 ? "" : "s", secs, r.timing, r.speed)}};
+  if (s.realtime_threads)
+    how.push_back({", ", "SCHED_FIFO"});
+  else if (s.short_slice_threads)
+    how.push_back({", ", fmt::format("{} us slices", replay_slice_ns / 1000)});
+  if (s.cpu_moves) how.push_back({", ", fmt::format("{} CPU moves", s.cpu_moves)});
+  how.back().second += ")";
+  t += wrap(how, 0, summary_width) + "\n";
   t += fmt::format("read {:.1f} MiB, written {:.1f} MiB, {:.1f} MiB/s, {} files, {:.0f} files/s\n",
                    static_cast<double>(s.bytes_read) / 1048576.0,
                    static_cast<double>(s.bytes_written) / 1048576.0,

@@ -276,4 +276,13 @@ TEST_CASE("the summary and the JSON tell how the replay's threads were scheduled
   j = nlohmann::json::parse(report_json(r));
   CHECK(j.at("cpu_moves") == 252);
   CHECK(j.at("spread_threads") == 3);
+  // too long for 100 columns: it breaks between whole parts
+  r.replay.events = 30'379'280;
+  r.replay.threads = 1'361;
+  r.replay.wall_ns = 71'300'000'000;
+  r.replay.cpu_moves = 1'234'567;
+  const std::string t = report_table(r);
+  CHECK(t.substr(0, t.find("\nread ")) ==
+        "replayed 30379280 events on 1361 threads in 71.300 s (faithful, speed 1, 100 us slices,\n"
+        "  1234567 CPU moves)");
 }
