@@ -48,7 +48,8 @@ command add_verify(CLI::App& app) {
             std::optional<data_source> data;
             if (o->content) data.emplace(spec);
             trace_reader trace = or_throw(trace_reader::open(o->file));
-            const target_root target = or_throw(target_root::open(o->target, maps));
+            const target_root target =
+                or_throw(target_root::open(o->target, maps, trace.roots().size() > 1 ? 1 : 0));
             verify_options vo;
             vo.owners = o->owners;
             vo.keep_privileged = o->keep_privileged;

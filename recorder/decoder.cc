@@ -101,6 +101,14 @@ void decoder::keep_only(std::vector<std::string> dirs, std::function<void()> rep
   tree_.keep_only([this](path_id p) { return kept_.empty() || inside(p); });
 }
 
+bool decoder::shm_object(path_id p, const fsrr_file& f) const {
+  constexpr uint32_t tmpfs_magic = 0x01021994;
+  if (p == no_id || !S_ISREG(f.mode) || f.magic != tmpfs_magic) return false;
+  const path_id shm = paths_.parent(p), dev = paths_.parent(shm);
+  return shm != p && paths_.name(shm) == "shm" && paths_.name(dev) == "dev" &&
+         paths_.parent(dev) == paths_.top(p);
+}
+
 bool decoder::names_kept_dir(path_id p) {
   if (p == no_id) return false;
   for (path_id k : kept_ids_)
@@ -172,7 +180,7 @@ void decoder::on_record(std::span<const uint8_t> record) {
 }
 
 size_t decoder::tracked() const {
-  return tasks_.size() + inodes_.size() + at_path_.size() + devices_.size() + child_files_.size() +
+  return tasks_.size() + inodes_.size() + at_path_.size() + not_storage_.size() + child_files_.size() +
          exec_path_.size() + fds_.entries() + paths_.size();
 }
 

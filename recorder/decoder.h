@@ -117,10 +117,16 @@ class decoder {
   bool fd_op(syscall_ctx& c, int slot, int64_t fd);
   path_id path_arg(syscall_ctx& c, int slot);
   bool stat_result(syscall_ctx& c, path_id p, bool follows);
-  // On a pseudo file system, or a device node: counted, not replayed.
+  // On a pseudo file system, a device node or a POSIX shared-memory object: counted, not
+  // replayed.
   bool off_storage(path_id p) {
-    return p != no_id && (root_at(paths_.top(p)).mounts.pseudo(paths_, p) || devices_.count(p));
+    return p != no_id &&
+           (root_at(paths_.top(p)).mounts.pseudo(paths_, p) || not_storage_.count(p));
   }
+  // shm_open's object: a regular file directly in the tmpfs at /dev/shm (glibc's place for
+  // them). Memory processes share, as memfd and SysV segments are; what lies in a directory
+  // beneath /dev/shm is a file like any other.
+  bool shm_object(path_id p, const fsrr_file& f) const;
   // The root a record names for its task, added to the trace when first met.
   uint32_t root_for(const fsrr_root& r, int32_t pid);
   root_state& root_at(path_id top);
@@ -172,7 +178,8 @@ class decoder {
   std::vector<path_id> kept_ids_;      // the same, below each root that shows them
   std::vector<uint8_t> inside_;        // by path id: 0 unknown, 1 outside, 2 inside
   std::function<void()> kept_replaced_;
-  std::unordered_set<path_id> devices_;  // paths a stat or open showed to be device nodes
+  // Paths a stat or open showed to be device nodes, or opens to be shared-memory objects.
+  std::unordered_set<path_id> not_storage_;
   decoder_stats stats_;
   std::unordered_map<int32_t, task> tasks_;
   inode_table inodes_;

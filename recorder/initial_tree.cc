@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
+
 #include "tree_snapshot.h"
 
 namespace fsrr::recorder {
@@ -86,10 +88,43 @@ void initial_tree::created(path_id p) {
   ensure_parents(p);
 }
 
+void initial_tree::moved(path_id from, path_id to) {
+  if (from == no_id || to == no_id || from == to) return;
+  created(to);  // whatever was there, it is not what is there now
+  if (to >= created_.size()) created_.resize(to + 1024);
+  created_[to] = 1;
+  moved_from_[to] = from;
+}
+
+path_id initial_tree::before_moves(path_id p) {
+  if (moved_from_.empty()) return p;
+  std::vector<std::string_view> names;  // below the directory found, deepest last
+  for (int moves = 0; moves < 256; ++moves) {
+    path_id q = p;
+    names.clear();
+    for (;;) {
+      const path_id up = paths_.parent(q);
+      if (up == q) return p;  // nothing above was made or moved by the workload
+      names.push_back(paths_.name(q));
+      q = up;
+      if (q < created_.size() && created_[q]) break;
+    }
+    const auto it = moved_from_.find(q);
+    if (it == moved_from_.end()) return no_id;  // beneath a directory the workload made
+    p = it->second;
+    for (auto n = names.rbegin(); n != names.rend(); ++n) p = paths_.child(p, *n);
+  }
+  return no_id;  // a cycle of renames: no older place can be told
+}
+
 void initial_tree::existed(path_id p, const observed* o, path_id where, uint32_t type_hint) {
   if (p == no_id || settled(p) || !wanted(p)) return;
   if (p >= known_.size()) known_.resize(p + 1024);
   known_[p] = 1;
+  if (const path_id was = before_moves(p); was != p) {
+    if (was != no_id) existed(was, o, where != no_id ? where : p, type_hint);
+    return;
+  }
   ensure_parents(p);
   add(p, o, where, type_hint);
 }
@@ -227,6 +262,29 @@ void initial_tree::add(path_id p, const observed* o, path_id where, uint32_t typ
     e->link_group = w_.link_group(id.first, id.second);
   }
   w_.add_tree_entry(*e);
+  if (S_ISLNK(e->mode) && dirfd >= 0) add_link_target(p, dirfd, name);
+}
+
+// Only a target unchanged since before the recording began (ctime, as settle_listing): one
+// the workload made or changed is the workload's, and its own touches say what it was.
+void initial_tree::add_link_target(path_id link, int dirfd, const char* name) {
+  constexpr int64_t slack = 20'000'000;
+  if (link_depth_ >= 40) return;  // the kernel's limit on links in one walk
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlinkat(dirfd, name, buf, sizeof buf);
+  if (n <= 0) return;
+  const path_id t = paths_.resolve(paths_.parent(link), std::string_view(buf, static_cast<size_t>(n)));
+  if (t == no_id || settled(t) || !wanted(t)) return;
+  struct stat st;
+  const int fd = paths_.open(t, O_PATH | O_NOFOLLOW);
+  const bool there = fd >= 0 && ::fstat(fd, &st) == 0;
+  if (fd >= 0) ::close(fd);
+  if (!there || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return;
+  const int64_t ctime = int64_t(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
+  if (ctime + slack >= realtime_base_) return;
+  ++link_depth_;
+  existed(t, nullptr, no_id, st.st_mode & S_IFMT);
+  --link_depth_;
 }
 
 }  // namespace fsrr::recorder

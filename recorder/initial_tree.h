@@ -22,6 +22,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -60,6 +61,9 @@ class initial_tree {
   void keep_only(std::function<bool(path_id)> keep) { keep_ = std::move(keep); }
   // The workload made `p`: not part of the initial tree, though its directory is.
   void created(path_id p);
+  // The workload renamed `from` to `to`, which may be a directory: what is found beneath `to`
+  // later was beneath `from` before (or is the workload's own, if it made `from`).
+  void moved(path_id from, path_id to);
   // `p` existed before the workload touched it. `where` is where it is now, if it moved
   // (rename); `type_hint` (S_IFREG, S_IFDIR) is used when nothing else tells the type.
   void existed(path_id p, const observed* o = nullptr, path_id where = no_id,
@@ -98,8 +102,14 @@ class initial_tree {
 
  private:
   bool settled(path_id p);  // known, or beneath a covered directory
+  // Where `p` was before the workload moved directories above it; no_id if the workload
+  // made one of them, so that nothing beneath it is older than the workload.
+  path_id before_moves(path_id p);
   void ensure_parents(path_id p);
   void add(path_id p, const observed* o, path_id where, uint32_t type_hint);
+  // A symlink of the tree leads to what existed then: a chain of links (Debian's
+  // /usr/bin/lzma -> /etc/alternatives/lzma -> /usr/bin/xz) is there to follow on replay.
+  void add_link_target(path_id link, int dirfd, const char* name);
   int dir_fd(path_id dir);
   enum class pending : uint8_t { lookup, listing };
   void queue(path_id dir, uint64_t ts, pending kind);
@@ -122,7 +132,9 @@ class initial_tree {
   std::deque<queued> pending_;    // failed lookups and listings, oldest first
   std::vector<uint8_t> queued_;   // by path id: a lookup in pending_
   std::vector<uint8_t> listed_;   // by path id: a listing queued or done
-  std::vector<uint8_t> created_;  // by path id: made by the workload
+  std::vector<uint8_t> created_;  // by path id: made by the workload (or moved there)
+  std::unordered_map<path_id, path_id> moved_from_;  // a rename's target -> its source
+  int link_depth_ = 0;        // links being followed by add_link_target
   path_id open_dir_ = no_id;  // the directory dir_fd() holds open
   int open_dir_fd_ = -1;
   std::function<file_id(uint64_t, uint64_t, uint32_t)> file_of_;

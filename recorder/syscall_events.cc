@@ -138,7 +138,7 @@ bool decoder::stat_result(syscall_ctx& c, path_id p, bool follows) {
     o.full = true;
   }
   if (S_ISCHR(o.mode) || S_ISBLK(o.mode)) {
-    if (p != no_id) devices_.insert(p);
+    if (p != no_id) not_storage_.insert(p);
     return false;
   }
   if (c.e.file == no_id) c.e.file = file_of_stat(o.dev, o.ino, o.mode);

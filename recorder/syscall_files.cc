@@ -35,7 +35,7 @@ void decoder::decode_open(syscall_ctx& c) {
     return emit(c);
   }
   if (const auto kind = nonfile_kind(*f)) {
-    if (S_ISCHR(f->mode) || S_ISBLK(f->mode)) devices_.insert(path_arg(c, 0));
+    if (S_ISCHR(f->mode) || S_ISBLK(f->mode)) not_storage_.insert(path_arg(c, 0));
     bind_nonfile(c.t.files, static_cast<int>(e.result), *f, *kind);
     return w_.add_nonfile(e.kind, *kind);
   }
@@ -43,6 +43,11 @@ void decoder::decode_open(syscall_ctx& c) {
   const walk_view& walk = c.it.walk[2];
   e.path = walk_path(c.t, walk);
   if (e.path == no_id) e.path = path_arg(c, 0);
+  if (shm_object(e.path, *f)) {
+    not_storage_.insert(e.path);
+    bind_nonfile(c.t.files, static_cast<int>(e.result), *f, fd_kind::other);
+    return w_.add_nonfile(e.kind, fd_kind::other);
+  }
   if (f->f_mode & fmode_created) {
     tree_.created(e.path);
   } else if (!(walk.flags & FSRR_WALK_DELETED)) {

@@ -60,6 +60,9 @@ void decoder::decode_name(syscall_ctx& c) {
           tree_.existed(e.path2, nullptr, e.path);
           hold(e.path, other);
           moved(other);
+        } else if (from.id == no_id || from.type != S_IFREG) {
+          tree_.moved(e.path, e.path2);  // a directory, maybe
+          hold(e.path, {});
         } else {
           tree_.created(e.path2);
           hold(e.path, {});

@@ -22,6 +22,9 @@ constexpr env_row rows[] = {
     {env_cause::name_too_long, "name_too_long", "name too long for the file system (ENAMETOOLONG)"},
     {env_cause::privileged, "privileged",
      "security.* or trusted.* xattr call not issued (replays run without --keep-privileged)"},
+    {env_cause::listing_split, "listing_split",
+     "getdents returned the directory's entries in other portions (its order on this file "
+     "system), the listing's total the same"},
 };
 static_assert(std::size(rows) == static_cast<size_t>(env_cause::count));
 

@@ -29,6 +29,7 @@ enum class env_cause : uint8_t {
   link_limit,    // EMLINK: more links than the file system allows
   name_too_long, // ENAMETOOLONG: a longer name than the file system allows
   privileged,    // a security.*/trusted.* xattr call left out (no --keep-privileged)
+  listing_split, // a directory's entries split across getdents calls otherwise, same total
   count
 };
 

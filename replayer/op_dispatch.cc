@@ -517,8 +517,11 @@ int64_t op_runner::fd_meta(const work_item& w) {
   const int fd = fd_of(w.fx.h1);
   if (fd < 0) return -EBADF;
   switch (e.kind) {
-    case op::lseek:
+    case op::lseek: {
+      handle_slot& h = s_.handles[w.fx.h1];
+      h.listed_recorded = h.listed_replayed = 0;  // a listing read again starts afresh
       return sys(::lseek(fd, e.offset, static_cast<int>(e.aux)));
+    }
     case op::fadvise64:
       return -::posix_fadvise(fd, e.offset, static_cast<off_t>(e.size), static_cast<int>(e.flags));
     case op::readahead:
@@ -629,7 +632,7 @@ void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns)
     ++stats_.by_cause[static_cast<size_t>(cause_)];
     return;
   }
-  if (result_matches(e.kind, e.result, replayed)) return;
+  if (!listing_differs_ && result_matches(e.kind, e.result, replayed)) return;
   ++o.mismatches;
   ++stats_.mismatches;
   std::string where;
@@ -655,6 +658,7 @@ void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns)
 uint64_t op_runner::run(const work_item& w) {
   const event& e = w.ev;
   difference_ = false;
+  listing_differs_ = false;
   const bool recorded_env = e.result < 0 && env_cause_of(e, e.result, cause_);
   const uint64_t t0 = ticks_.now();
   const uint64_t read0 = stats_.bytes_read, written0 = stats_.bytes_written;
@@ -673,6 +677,8 @@ uint64_t op_runner::run(const work_item& w) {
       difference_ = true;
     } else if (recorded_env && r != not_issued && r != e.result) {
       difference_ = true;  // --issue-all: the target took the other path
+    } else if ((e.kind == op::getdents || e.kind == op::getdents64) && w.fx.h1) {
+      check_listing(w, r);
     }
   }
   const uint64_t took = ticks_.to_ns(ticks_.now() - t0);
@@ -680,6 +686,25 @@ uint64_t op_runner::run(const work_item& w) {
   if (r != not_issued)
     note_time(t0, stats_.bytes_read - read0, stats_.bytes_written - written0);
   return took;
+}
+
+void op_runner::check_listing(const work_item& w, int64_t replayed) {
+  const event& e = w.ev;
+  if (e.result < 0 || replayed < 0) return;  // an error: compared as any other
+  handle_slot& h = s_.handles[w.fx.h1];
+  h.listed_recorded += static_cast<uint64_t>(e.result);
+  h.listed_replayed += static_cast<uint64_t>(replayed);
+  if (e.result > 0) {
+    if (replayed != e.result) {
+      difference_ = true;
+      cause_ = env_cause::listing_split;
+    }
+  } else if (h.listed_replayed != h.listed_recorded) {
+    listing_differs_ = true;  // the recorded end of the listing: other entries, or more
+  } else if (replayed != 0) {
+    difference_ = true;  // the replay's portions ended one call later
+    cause_ = env_cause::listing_split;
+  }
 }
 
 bool op_runner::withheld(const work_item& w) const {

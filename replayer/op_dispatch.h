@@ -111,6 +111,10 @@ struct handle_slot {
   uint32_t flags = 0;
   uint64_t key = 0;      // data key of the file's bytes
   path_id path = no_id;  // what it was opened by, for reports
+  // A directory's listing so far (getdents results since the open or the last lseek), as
+  // recorded and as replayed: a file system may split the same entries otherwise.
+  uint64_t listed_recorded = 0;
+  uint64_t listed_replayed = 0;
 };
 
 class handle_table {
@@ -234,6 +238,10 @@ class op_runner {
   static constexpr size_t dir_cache_size = 16;
   cached_dir dirs_[dir_cache_size];
   bool own_cwd_ = false;
+  // A getdents that returned other bytes than recorded: a difference while the listing may
+  // still add up, a mismatch if its total at the recorded end is not the recorded one.
+  void check_listing(const work_item& w, int64_t replayed);
+  bool listing_differs_ = false;
   bool difference_ = false;  // the op being counted is one of environment.h's
   env_cause cause_ = env_cause::count;
   path_id cwd_ = no_id;  // the directory entered, at namespace generation cwd_gen_

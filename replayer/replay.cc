@@ -15,7 +15,7 @@ result<replay_outcome> run_replay(trace_reader& trace, const replay_options& opt
   FSRR_TRY(check(schedule_options{*mode, options.speed}));
   if (!options.source) FSRR_TRY(options.data.check());
   if (options.realtime && *mode != timing_mode::afap) FSRR_TRY(realtime_allowed());
-  auto opened = target_root::open(options.target, options.maps);
+  auto opened = target_root::open(options.target, options.maps, trace.roots().size() > 1 ? 1 : 0);
   if (!opened) return tl::unexpected(opened.error());
   const target_root& target = *opened;
   if (!options.force && !options.tree_prepared && !target.empty())

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <deque>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -62,11 +64,12 @@ bool plain_path(std::string_view p) {
 }
 
 result<target_root> target_root::open(const std::string& target,
-                                      const std::vector<map_rule>& maps) {
+                                      const std::vector<map_rule>& maps, unsigned root_depth) {
   for (const auto& m : maps)
     if (!plain_path(m.from))
       return failure("map from '{}': not an absolute path of plain names", m.from);
   target_root t(target);  // closes what it opened if a step below fails
+  t.root_depth_ = root_depth;
   const auto fd = open_dir(target, "target");
   if (!fd) return tl::unexpected(fd.error());
   t.fd_ = *fd;
@@ -81,7 +84,7 @@ result<target_root> target_root::open(const std::string& target,
 }
 
 target_root::target_root(target_root&& o) noexcept
-    : path_(std::move(o.path_)), fd_(o.fd_), maps_(std::move(o.maps_)) {
+    : path_(std::move(o.path_)), root_depth_(o.root_depth_), fd_(o.fd_), maps_(std::move(o.maps_)) {
   o.fd_ = -1;
   o.maps_.clear();
 }
@@ -116,6 +119,18 @@ std::optional<target_root::location> target_root::locate(std::string_view p) con
 }
 
 int target_root::open(const location& at, int flags, mode_t mode, uint64_t extra_resolve) const {
+  const int fd = open_beneath(at, flags, mode, extra_resolve);
+  if (fd != -EXDEV || (extra_resolve & RESOLVE_NO_SYMLINKS)) return fd;
+  // O_CREAT | O_EXCL never follows a last symlink: it fails with EEXIST on it
+  const bool follow_last =
+      !(flags & O_NOFOLLOW) && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
+  int err = fd;
+  const auto there = follow_links(at, follow_last, err);
+  return there ? open_beneath(*there, flags, mode, extra_resolve) : err;
+}
+
+int target_root::open_beneath(const location& at, int flags, mode_t mode,
+                              uint64_t extra_resolve) const {
   open_how how{};
   how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC;
   how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
@@ -126,6 +141,77 @@ int target_root::open(const location& at, int flags, mode_t mode, uint64_t extra
     if (fd >= 0) return static_cast<int>(fd);
     if (errno != EAGAIN && errno != EINTR) return -errno;  // EAGAIN: a rename raced the walk
   }
+}
+
+std::string target_root::trace_path(const location& at) const {
+  std::string from = "/";
+  for (const auto& m : maps_)
+    if (m.fd == at.root && m.from != "/") from = m.from + '/';
+  return from + at.rel;
+}
+
+// The kernel's walk, done by hand over trace paths: each component is looked at on the
+// target (beneath its root, never followed there); a symlink's target replaces it, an
+// absolute one from the recorded root's top. '..' is taken after the links before it were
+// followed, as the kernel takes it, and never climbs above that top.
+std::optional<target_root::location> target_root::follow_links(const location& at,
+                                                               bool follow_last,
+                                                               int& err) const {
+  std::deque<std::string> todo;
+  const auto push_front = [&todo](std::string_view path) {
+    std::vector<std::string> parts;
+    for (size_t pos = 0; pos < path.size();) {
+      size_t end = path.find('/', pos);
+      if (end == std::string_view::npos) end = path.size();
+      if (end > pos) parts.emplace_back(path.substr(pos, end - pos));
+      pos = end + 1;
+    }
+    todo.insert(todo.begin(), parts.begin(), parts.end());
+  };
+  push_front(trace_path(at));
+  const size_t top = std::min<size_t>(root_depth_, todo.size());
+  std::vector<std::string> done(todo.begin(), todo.begin() + static_cast<long>(top));
+  todo.erase(todo.begin(), todo.begin() + static_cast<long>(top));
+  const auto joined = [&done] {
+    std::string p;
+    for (const auto& c : done) (p += '/') += c;
+    return p.empty() ? std::string("/") : p;
+  };
+  int links = 0;
+  char buf[PATH_MAX];
+  while (!todo.empty()) {
+    std::string c = std::move(todo.front());
+    todo.pop_front();
+    if (c == ".") continue;
+    if (c == "..") {
+      if (done.size() > top) done.pop_back();
+      continue;
+    }
+    done.push_back(std::move(c));
+    if (todo.empty() && !follow_last) break;
+    const auto here = locate(joined());
+    if (!here) continue;
+    const int fd = open_beneath(*here, O_PATH | O_NOFOLLOW, 0, 0);
+    if (fd < 0) continue;  // missing: taken as named, and the open says so
+    const ssize_t n = ::readlinkat(fd, "", buf, sizeof buf);
+    ::close(fd);
+    if (n < 0) continue;  // not a symlink
+    if (++links > 40) {   // the kernel's limit
+      err = -ELOOP;
+      return std::nullopt;
+    }
+    done.pop_back();
+    const std::string_view link(buf, static_cast<size_t>(n));
+    if (link.empty()) {
+      err = -ENOENT;
+      return std::nullopt;
+    }
+    if (link[0] == '/') done.resize(top);
+    push_front(link);
+  }
+  auto there = locate(joined());
+  if (!there) err = -EXDEV;
+  return there;
 }
 
 int target_root::open_parent(const location& at, std::string& name) const {

@@ -2,6 +2,12 @@
 // to one of these roots plus a relative path of plain components; every open goes through
 // openat2(RESOLVE_BENEATH), so neither '..' in a trace nor a symlink planted by an earlier op
 // can lead outside. A trace is untrusted input.
+//
+// A symlink the kernel refuses to follow beneath a root (an absolute one, or one whose '..'
+// climbs above the root's directory) is followed as the recorded process followed it, in the
+// trace's namespace: its target is a trace path, located again, so Debian's
+// /usr/bin/lzma -> /etc/alternatives/lzma leads to TARGET/etc/alternatives/lzma (or where a
+// --map puts /etc), and a link to /etc/passwd to TARGET/etc/passwd, never the host's.
 #pragma once
 
 #include <sys/types.h>
@@ -31,8 +37,12 @@ result<map_rule> parse_map(std::string_view text);
 class target_root {
  public:
   // Opens TARGET and each map destination (they must exist and be directories).
+  // `root_depth`: how many leading components of a trace path name the recorded root the
+  // path belongs to (1 for a trace of several roots, placed under /rootN; else 0): an
+  // absolute symlink starts again there, and '..' stops there.
   static result<target_root> open(const std::string& target,
-                                  const std::vector<map_rule>& maps = {});
+                                  const std::vector<map_rule>& maps = {},
+                                  unsigned root_depth = 0);
   ~target_root();
   target_root(target_root&& o) noexcept;
   target_root& operator=(target_root&&) = delete;
@@ -44,7 +54,9 @@ class target_root {
   // nullopt for a path that is not absolute or holds an empty, "." or ".." component.
   std::optional<location> locate(std::string_view trace_path) const;
 
-  // openat2(root, rel, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS): the fd, or -errno.
+  // openat2(root, rel, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS): the fd, or -errno. Where
+  // that meets a symlink leading outside its root (EXDEV), the path is resolved again in the
+  // trace's namespace (follow_links) and opened there.
   int open(const location& at, int flags, mode_t mode = 0, uint64_t extra_resolve = 0) const;
   // The parent directory of `at` (O_PATH | O_DIRECTORY, confined) and the last component.
   // For the ops that act on a name without following it (mkdirat, unlinkat, renameat2,
@@ -62,7 +74,14 @@ class target_root {
 
  private:
   explicit target_root(std::string path) : path_(std::move(path)) {}
+  int open_beneath(const location& at, int flags, mode_t mode, uint64_t extra_resolve) const;
+  // `at` with every symlink on the way replaced by where it leads as a trace path (the last
+  // component too if `follow_last`), each read on the target; nullopt and `err` (-ELOOP) if
+  // there is no end to it.
+  std::optional<location> follow_links(const location& at, bool follow_last, int& err) const;
+  std::string trace_path(const location& at) const;
   std::string path_;
+  unsigned root_depth_ = 0;
   int fd_ = -1;
   struct mapped {
     std::string from;
