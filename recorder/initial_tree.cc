@@ -265,26 +265,49 @@ void initial_tree::add(path_id p, const observed* o, path_id where, uint32_t typ
   if (S_ISLNK(e->mode) && dirfd >= 0) add_link_target(p, dirfd, name);
 }
 
-// Only a target unchanged since before the recording began (ctime, as settle_listing): one
-// the workload made or changed is the workload's, and its own touches say what it was.
+// The link's target is walked as the kernel walks it, and each link met on the way (Debian's
+// /bin -> usr/bin under /etc/alternatives/mt -> /bin/mt-gnu) joins the tree with its own
+// target. Only what is unchanged since before the recording began (ctime, as settle_listing)
+// is taken: what the workload made or changed is the workload's, and its own touches say
+// what it was.
 void initial_tree::add_link_target(path_id link, int dirfd, const char* name) {
   constexpr int64_t slack = 20'000'000;
   if (link_depth_ >= 40) return;  // the kernel's limit on links in one walk
   char buf[PATH_MAX];
   const ssize_t n = ::readlinkat(dirfd, name, buf, sizeof buf);
   if (n <= 0) return;
-  const path_id t = paths_.resolve(paths_.parent(link), std::string_view(buf, static_cast<size_t>(n)));
-  if (t == no_id || settled(t) || !wanted(t)) return;
-  struct stat st;
-  const int fd = paths_.open(t, O_PATH | O_NOFOLLOW);
-  const bool there = fd >= 0 && ::fstat(fd, &st) == 0;
-  if (fd >= 0) ::close(fd);
-  if (!there || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return;
-  const int64_t ctime = int64_t(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
-  if (ctime + slack >= realtime_base_) return;
-  ++link_depth_;
-  existed(t, nullptr, no_id, st.st_mode & S_IFMT);
-  --link_depth_;
+  const std::string_view target(buf, static_cast<size_t>(n));
+  path_id at = target[0] == '/' ? paths_.top(link) : paths_.parent(link);
+  for (size_t pos = 0; pos < target.size();) {
+    size_t end = target.find('/', pos);
+    if (end == std::string_view::npos) end = target.size();
+    const std::string_view c = target.substr(pos, end - pos);
+    pos = end + 1;
+    if (c.empty() || c == ".") continue;
+    if (c == "..") {
+      at = paths_.parent(at);
+      continue;
+    }
+    const bool last = target.find_first_not_of('/', end) == std::string_view::npos;
+    const path_id next = paths_.child(at, c);
+    if (next == no_id) return;
+    struct stat st;
+    const int fd = paths_.open(next, O_PATH | O_NOFOLLOW);
+    const bool there = fd >= 0 && ::fstat(fd, &st) == 0;
+    if (fd >= 0) ::close(fd);
+    if (!there || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return;
+    if (last || S_ISLNK(st.st_mode)) {
+      const int64_t ctime = int64_t(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
+      if (ctime + slack >= realtime_base_) return;
+      ++link_depth_;
+      existed(next, nullptr, no_id, st.st_mode & S_IFMT);
+      --link_depth_;
+    }
+    if (last) return;
+    // on from where a link leads: the table follows leading links as the kernel does
+    at = S_ISLNK(st.st_mode) ? paths_.resolve(at, std::string(c) + "/.") : next;
+    if (at == no_id) return;
+  }
 }
 
 }  // namespace fsrr::recorder

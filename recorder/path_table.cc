@@ -33,6 +33,19 @@ path_table::node& path_table::at(path_id id) {
 
 path_table::~path_table() = default;
 
+namespace {
+
+// openat2 beneath a root: EAGAIN means a rename or mount anywhere raced the walk (the kernel
+// does not retry RESOLVE_IN_ROOT walks itself); taken as an answer, it made names lexical.
+int open_in_root(int root, const char* rel, const open_how& how) {
+  for (int tries = 0;; ++tries) {
+    const long fd = ::syscall(SYS_openat2, root, rel, &how, sizeof how);
+    if (fd >= 0 || (errno != EAGAIN && errno != EINTR) || tries == 64) return static_cast<int>(fd);
+  }
+}
+
+}  // namespace
+
 void path_table::add_top(path_id top, int root_fd) {
   node& n = at(top);
   n.parent = no_id;
@@ -61,7 +74,7 @@ int path_table::open(path_id p, int flags) const {
   open_how how{};
   how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
   how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-  return static_cast<int>(::syscall(SYS_openat2, root->second.fd, rel.c_str(), &how, sizeof how));
+  return open_in_root(root->second.fd, rel.c_str(), how);
 }
 
 path_id path_table::child(path_id parent, std::string_view name) {
@@ -183,10 +196,16 @@ path_id path_table::resolve_dir(path_id base, std::string_view dir) {
     open_how how{};
     how.flags = O_PATH | O_CLOEXEC;
     how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-    fd = static_cast<int>(
-        ::syscall(SYS_openat2, root->second.fd, full.c_str() + (full[0] == '/'), &how, sizeof how));
+    fd = open_in_root(root->second.fd, full.c_str() + (full[0] == '/'), how);
   }
-  if (fd < 0) return lexical(base, dir);  // not there (yet): as written
+  if (fd < 0) {
+    // Not there (yet): the part that is there is resolved, the rest taken as written, so a
+    // failed lookup under /lib names /usr/lib's directory where /lib -> usr/lib.
+    const size_t slash = dir.rfind('/');
+    if (slash == std::string_view::npos || slash == 0 || (errno != ENOENT && errno != ENOTDIR))
+      return lexical(base, dir);
+    return child(resolve_dir(base, dir.substr(0, slash)), dir.substr(slash + 1));
+  }
   std::string real = fd_path(fd);
   ::close(fd);
   const std::string& from = root->second.seen_as;

@@ -1,7 +1,10 @@
 #include "pseudo_fs.h"
 
+#include <sys/sysmacros.h>
+
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -93,7 +96,11 @@ mount_table mount_table::of(const std::string& mountinfo) {
     while (fields >> word && word != "-") {
     }
     std::string type;
-    if (fields >> type) t.add(unescape(mount_point), type);
+    if (!(fields >> type)) continue;
+    t.add(unescape(mount_point), type);
+    unsigned major = 0, minor = 0;
+    if (pseudo_type_name(type) && std::sscanf(dev.c_str(), "%u:%u", &major, &minor) == 2)
+      t.pseudo_devs_.insert(makedev(major, minor));
   }
   return t;
 }

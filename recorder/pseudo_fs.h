@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "event.h"
@@ -32,6 +33,9 @@ class mount_table {
   // Whether `p` lies on a pseudo file system; the answer is cached per path id. Paths are
   // taken from their top (root_path, or another root's), whose mounts these are.
   bool pseudo(const path_table& paths, path_id p);
+  // Whether a stat's st_dev is that of a pseudo file system's mount (a stat that followed
+  // /etc/mtab -> ../proc/self/mounts reached procfs).
+  bool pseudo_dev(uint64_t dev) const { return pseudo_devs_.count(dev) != 0; }
 
  private:
   struct node {
@@ -41,6 +45,7 @@ class mount_table {
   static constexpr int32_t no_node = -1;
   void classify(const path_table& paths, path_id p);
 
+  std::unordered_set<uint64_t> pseudo_devs_;  // user-space dev_t
   std::vector<node> nodes_{1};  // a trie of mount points by component; 0 is "/"
   // By path id: the trie node at that path (no_node below every mount point), and 1 + whether
   // it is pseudo (0: not computed yet).

@@ -27,6 +27,12 @@ void decoder::on_syscall(std::span<const uint8_t> record) {
 }
 
 void decoder::emit(syscall_ctx& c) {
+  if (c.e.result == -ENOENT && ((c.it.str[0] && c.it.str[0]->empty()) ||
+                                (c.it.str[1] && c.it.str[1]->empty()))) {
+    // An empty name without AT_EMPTY_PATH: the kernel refuses it before it looks at any
+    // file, and its path (the directory it is relative to) is one the call never reached.
+    return w_.add_nonfile(c.e.kind, fd_kind::other);
+  }
   if (kept_replaced_ && c.e.result >= 0 && info(c.e.kind).cls == op_class::name &&
       (names_kept_dir(c.e.path) || (c.e.path2 != no_id && names_kept_dir(c.e.path2)))) {
     const op k = c.e.kind;
@@ -141,6 +147,9 @@ bool decoder::stat_result(syscall_ctx& c, path_id p, bool follows) {
     if (p != no_id) not_storage_.insert(p);
     return false;
   }
+  // What a followed link reached on a pseudo file system: not storage either. (The link
+  // itself is, for a stat that does not follow it.)
+  if (follows && p != no_id && root_at(paths_.top(p)).mounts.pseudo_dev(o.dev)) return false;
   if (c.e.file == no_id) c.e.file = file_of_stat(o.dev, o.ino, o.mode);
   o.file = c.e.file;
   if (p == no_id) return true;

@@ -70,7 +70,10 @@ void decoder::decode_process(syscall_ctx& c) {
   const auto tid = static_cast<int32_t>(c.h.h.tid);
   switch (e.kind) {
     case op::chdir:
-      e.path = path_arg(c, 0);
+      // A chdir that worked is decoded after the new cwd it sent: that is its path (a
+      // relative name would now be taken from the new cwd, "repo" as "repo/repo").
+      e.path = e.result == 0 ? fds_.cwd(c.t.fs) : no_id;
+      if (e.path == no_id) e.path = path_arg(c, 0);
       if (off_storage(e.path)) return w_.add_nonfile(e.kind, fd_kind::other);
       if (e.result == 0) tree_.existed(e.path);
       break;

@@ -133,7 +133,8 @@ int target_root::open_beneath(const location& at, int flags, mode_t mode,
                               uint64_t extra_resolve) const {
   open_how how{};
   how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC;
-  how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
+  // (O_TMPFILE holds O_DIRECTORY's bit: only the whole of it asks for a mode)
+  how.mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? mode : 0;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | extra_resolve;
   const char* p = at.rel.empty() ? "." : at.rel.c_str();
   for (;;) {

@@ -74,6 +74,8 @@ TEST_CASE("'..' components in a trace are refused, not followed") {
   const std::string before = list_outside(s);
   const auto out = replay(s);
   CHECK(list_outside(s) == before);
+  for (const auto& e : out.report.prepare.first_errors) UNSCOPED_INFO(e);
+  system(("find " + s.target + " >&2").c_str());
   CHECK(out.report.prepare.errors == 3);
   CHECK(out.report.prepare.files == 1);
   CHECK(out.report.prepare.first_errors.at(0) == "/../escaped-dir: path is not confined to the target: "
@@ -106,10 +108,14 @@ TEST_CASE("a symlink in the tree cannot redirect a later entry outside") {
   const std::string before = list_outside(s);
   const auto out = replay(s);
   CHECK(list_outside(s) == before);
-  CHECK(out.report.prepare.errors == 3);
+  // Links are followed as the recorded process followed them, in the trace's namespace: the
+  // absolute one to a path the target lacks, the relative one up to the trace's root (its
+  // '..' stays there, as at a process's root), which is the target's top.
+  CHECK(out.report.prepare.errors == 2);
   CHECK(out.report.prepare.symlinks == 3);
   struct stat st;
   CHECK(::stat((s.target + "/x/sub/ok").c_str(), &st) == 0);
+  CHECK(::stat((s.target + "/evil-rel").c_str(), &st) == 0);
 }
 
 TEST_CASE("a --map destination confines like the target") {
