@@ -179,11 +179,12 @@ static __always_inline bool rec__is_acl_name(struct rec* r, __u32 at) {
                        : w[2] == 0x746c75616665645f;                          /* _default */
 }
 
-static __always_inline void rec__user(struct rec* r, __u64 uptr, __u32 len) {
+static __always_inline void rec__user(struct rec* r, __u64 uptr, __u64 len) {
   __u32 p;
 
   if (!uptr || !len) return;
   if (len > FSRR_USER_MAX) len = FSRR_USER_MAX;
+  barrier_var(len); /* the verifier must see the bound on the register the call takes */
   p = rec__item(r, FSRR_I_USER, 0, FSRR_USER_MAX);
   if (!p) return;
   if (bpf_probe_read_user(r->buf + (p & (FSRR_SCRATCH_HALF - 1)), len, (void*)uptr)) {

@@ -304,8 +304,11 @@ __noinline int exit_args(struct task_state* s, __u64 nr, __s64 ret, __u64 ts) {
     }
   }
   if (sc->user && (!(sc->flags & FSRR_SC_USER_OK) || ret == 0) &&
-      (!(sc->flags & FSRR_SC_USER_PATH) || first > 0))
-    rec__user(&r, arg_at(h->args, sc->user), sc->user_len);
+      (!(sc->flags & FSRR_SC_USER_PATH) || first > 0)) {
+    v = sc->user_len;
+    if (sc->flags & FSRR_SC_USER_RET) v = ret <= 0 ? 0 : (__u64)ret < v ? (__u64)ret : v;
+    rec__user(&r, arg_at(h->args, sc->user), v);
+  }
   for (i = 0; i < 2; i++) { /* as the call left them */
     ptr = arg_at(h->args, sc->loff[i]);
     if (ptr && !bpf_probe_read_user(&v, sizeof(v), (void*)ptr)) rec__u64(&r, 2 + i, v);

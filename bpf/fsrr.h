@@ -37,6 +37,7 @@ enum fsrr_sc_flags {
   FSRR_SC_FD0_ENTER = 1 << 0, /* take fd0's file at entry: close releases it */
   FSRR_SC_USER_OK = 1 << 2,   /* copy the user struct only when the call returned 0 */
   FSRR_SC_USER_PATH = 1 << 3, /* ... and only when path[0] named something (not AT_EMPTY_PATH) */
+  FSRR_SC_USER_RET = 1 << 4,  /* copy the result's count of bytes, at most user_len (readlink) */
 };
 
 /* How the programs capture one syscall. Argument indexes are stored +1 so that 0 means none. */

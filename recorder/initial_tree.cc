@@ -138,8 +138,27 @@ void initial_tree::queue(path_id dir, uint64_t ts, pending kind) {
   pending_.push_back({dir, ts, kind});
 }
 
+void initial_tree::link_read(path_id p, std::string_view target) {
+  const auto it = unread_links_.find(p);
+  if (it == unread_links_.end()) return;
+  tree_entry e = std::move(it->second.entry);
+  unread_links_.erase(it);
+  e.target = w_.intern_string(target);
+  e.size = target.size();
+  w_.add_tree_entry(e);
+}
+
 void initial_tree::settle_pending(uint64_t ts) {
   constexpr uint64_t delay = 1'000'000'000;
+  if (ts != UINT64_MAX) now_ = ts;
+  for (auto it = unread_links_.begin(); it != unread_links_.end();) {
+    if (ts == UINT64_MAX || it->second.ts + delay < ts) {
+      w_.add_tree_entry(it->second.entry);  // never read: replay leaves it out, and says so
+      it = unread_links_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   while (!pending_.empty() && (ts == UINT64_MAX || pending_.front().ts + delay < ts)) {
     const queued q = pending_.front();
     pending_.pop_front();
@@ -260,6 +279,10 @@ void initial_tree::add(path_id p, const observed* o, path_id where, uint32_t typ
   if (!S_ISDIR(e->mode) && e->nlink > 1) {
     if (id.second == 0) look();
     e->link_group = w_.link_group(id.first, id.second);
+  }
+  if (S_ISLNK(e->mode) && e->target == no_id) {
+    unread_links_[p] = {std::move(*e), now_};
+    return;
   }
   w_.add_tree_entry(*e);
   if (S_ISLNK(e->mode) && dirfd >= 0) add_link_target(p, dirfd, name);

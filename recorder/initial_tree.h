@@ -97,6 +97,9 @@ class initial_tree {
     listed_[dir] = 1;
     queue(dir, ts, pending::listing);
   }
+  // The workload read symlink `p`'s target: a link of the tree that was gone before the
+  // recorder could read it gets its target from there (an mv that copies, then removes).
+  void link_read(path_id p, std::string_view target);
   // Settles what was queued before `ts` - 1 s; all of it with UINT64_MAX.
   void settle_pending(uint64_t ts);
 
@@ -134,6 +137,13 @@ class initial_tree {
   std::vector<uint8_t> listed_;   // by path id: a listing queued or done
   std::vector<uint8_t> created_;  // by path id: made by the workload (or moved there)
   std::unordered_map<path_id, path_id> moved_from_;  // a rename's target -> its source
+  // Links of the tree whose target could not be read: held back a second for a readlink.
+  struct unread_link {
+    tree_entry entry;
+    uint64_t ts;
+  };
+  std::unordered_map<path_id, unread_link> unread_links_;
+  uint64_t now_ = 0;  // the latest settle_pending time
   int link_depth_ = 0;        // links being followed by add_link_target
   path_id open_dir_ = no_id;  // the directory dir_fd() holds open
   int open_dir_fd_ = -1;

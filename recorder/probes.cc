@@ -235,7 +235,9 @@ result<void> probes::load_programs(const probe_options& options) {
 
   const int err = bpf_object__load_skeleton(bpf_.object);
   if (!err) return {};
-  if (err == -EPERM || err == -EACCES) return failed("cannot load the BPF programs", -err);
+  // EACCES is also the verifier refusing a program: as root, that is what it means
+  if (err == -EPERM || (err == -EACCES && ::geteuid() != 0))
+    return failed("cannot load the BPF programs", -err);
   // libbpf's messages and the verifier's log (thousands of lines) go to a file the one
   // line names: $FSRR_BPF_LOG, or a new one in $TMPDIR.
   const std::string saved = save_load_log(log.text());

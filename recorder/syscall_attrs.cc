@@ -161,6 +161,9 @@ void decoder::decode_other(syscall_ctx& c) {
   if (path_op) {
     if (const held_file h = held(e.path); h.id != no_id) e.file = h.id;
     if (ok) tree_.existed(e.path);
+    if (ok && (e.kind == op::readlink || e.kind == op::readlinkat) &&
+        c.it.user.size() == static_cast<size_t>(e.result))  // else cut at FSRR_USER_MAX
+      tree_.link_read(e.path, {reinterpret_cast<const char*>(c.it.user.data()), c.it.user.size()});
     // readlink's EINVAL: something that is not a symlink is there, most often a directory of
     // a realpath walk: looked at a second later, when its children are known.
     if (e.result == -EINVAL && (e.kind == op::readlink || e.kind == op::readlinkat))

@@ -44,6 +44,12 @@ struct cap {
     d.flags |= FSRR_SC_USER_PATH;
     return user(arg, len, true);
   }
+  // readlink's buffer as the call filled it (the first FSRR_USER_MAX bytes): the target of a
+  // link the workload may remove before the recorder can look at it.
+  constexpr cap& link_target(int arg) {
+    d.flags |= FSRR_SC_USER_RET;
+    return user(arg, FSRR_USER_MAX, false);
+  }
   // A loff_t * argument holding the offset for fd (slot 0) or fd2 (slot 1), read at exit.
   constexpr cap& loff(int slot, int arg) {
     d.loff[slot] = static_cast<uint8_t>(arg + 1);
@@ -136,8 +142,8 @@ const std::initializer_list<row> rows = {
     {__NR_access, op::access, cap().path(0)},
     {__NR_faccessat, op::faccessat, cap().path(1, 0)},
     {__NR_faccessat2, op::faccessat2, cap().path(1, 0)},
-    {__NR_readlink, op::readlink, cap().path(0)},
-    {__NR_readlinkat, op::readlinkat, cap().path(1, 0)},
+    {__NR_readlink, op::readlink, cap().path(0).link_target(1)},
+    {__NR_readlinkat, op::readlinkat, cap().path(1, 0).link_target(2)},
     {__NR_chmod, op::chmod, cap().path(0)},
     {__NR_fchmod, op::fchmod, cap().fd(0)},
     {__NR_fchmodat, op::fchmodat, cap().path(1, 0)},
