@@ -109,6 +109,7 @@ class decoder {
   void decode_copy(syscall_ctx& c);
   void decode_fd_table(syscall_ctx& c);
   void decode_name(syscall_ctx& c);
+  void decode_bind(syscall_ctx& c);
   void decode_process(syscall_ctx& c);
   void decode_invisible(syscall_ctx& c);
   void decode_other(syscall_ctx& c);

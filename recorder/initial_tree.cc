@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 
 #include "tree_snapshot.h"
@@ -88,6 +89,14 @@ void initial_tree::created(path_id p) {
   ensure_parents(p);
 }
 
+void initial_tree::absent(path_id p) {
+  if (p == no_id || settled(p) || !wanted(p)) return;
+  if (p >= known_.size()) known_.resize(p + 1024);
+  known_[p] = 1;
+  if (p >= created_.size()) created_.resize(p + 1024);
+  created_[p] = 1;  // its directories are left to the failed lookup to settle
+}
+
 void initial_tree::moved(path_id from, path_id to) {
   if (from == no_id || to == no_id || from == to) return;
   created(to);  // whatever was there, it is not what is there now
@@ -148,15 +157,26 @@ void initial_tree::link_read(path_id p, std::string_view target) {
   w_.add_tree_entry(e);
 }
 
+void initial_tree::xattr_absent(path_id p, string_id name) {
+  const auto it = changed_xattrs_.find(p);
+  if (it == changed_xattrs_.end()) return;
+  auto& x = it->second.entry.xattrs;
+  x.erase(std::remove_if(x.begin(), x.end(), [name](const auto& a) { return a.name == name; }),
+          x.end());
+}
+
 void initial_tree::settle_pending(uint64_t ts) {
   constexpr uint64_t delay = 1'000'000'000;
   if (ts != UINT64_MAX) now_ = ts;
-  for (auto it = unread_links_.begin(); it != unread_links_.end();) {
-    if (ts == UINT64_MAX || it->second.ts + delay < ts) {
-      w_.add_tree_entry(it->second.entry);  // never read: replay leaves it out, and says so
-      it = unread_links_.erase(it);
-    } else {
-      ++it;
+  // links never read (replay leaves them out, and says so), entries whose xattrs are settled
+  for (auto* held : {&unread_links_, &changed_xattrs_}) {
+    for (auto it = held->begin(); it != held->end();) {
+      if (ts == UINT64_MAX || it->second.ts + delay < ts) {
+        w_.add_tree_entry(it->second.entry);
+        it = held->erase(it);
+      } else {
+        ++it;
+      }
     }
   }
   while (!pending_.empty() && (ts == UINT64_MAX || pending_.front().ts + delay < ts)) {
@@ -250,6 +270,7 @@ void initial_tree::add(path_id p, const observed* o, path_id where, uint32_t typ
   std::optional<tree_entry> e;
   if (dirfd >= 0) e = snapshot_entry(w_, dirfd, name, p);
   std::pair<uint64_t, uint64_t> id{0, 0};  // (dev, ino) of what `e` describes, when known
+  bool changed = false;  // the same object, changed between the touch and this look
   const auto look = [&] {
     struct stat st;
     if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) id = {st.st_dev, st.st_ino};
@@ -262,6 +283,7 @@ void initial_tree::add(path_id p, const observed* o, path_id where, uint32_t typ
     } else {  // changed since the touch, replaced, or the touch followed this symlink
       look();
       if (id == std::pair<uint64_t, uint64_t>(o->dev, o->ino)) {
+        changed = true;
       } else if (S_ISLNK(e->mode) && !S_ISLNK(o->mode)) {
         o = nullptr;  // a stat that followed the link described its target
       } else {
@@ -279,6 +301,10 @@ void initial_tree::add(path_id p, const observed* o, path_id where, uint32_t typ
   if (!S_ISDIR(e->mode) && e->nlink > 1) {
     if (id.second == 0) look();
     e->link_group = w_.link_group(id.first, id.second);
+  }
+  if (changed && !e->xattrs.empty() && !S_ISLNK(e->mode)) {
+    changed_xattrs_[p] = {std::move(*e), now_};
+    return;
   }
   if (S_ISLNK(e->mode) && e->target == no_id) {
     unread_links_[p] = {std::move(*e), now_};

@@ -61,6 +61,10 @@ class initial_tree {
   void keep_only(std::function<bool(path_id)> keep) { keep_ = std::move(keep); }
   // The workload made `p`: not part of the initial tree, though its directory is.
   void created(path_id p);
+  // A call of the workload found no `p` (ENOENT) before it was known: whatever is there later
+  // was made by the workload, by a call the recorder does not see (a Unix socket's bind) or
+  // by another program, and is not part of the tree as it was before.
+  void absent(path_id p);
   // The workload renamed `from` to `to`, which may be a directory: what is found beneath `to`
   // later was beneath `from` before (or is the workload's own, if it made `from`).
   void moved(path_id from, path_id to);
@@ -100,6 +104,9 @@ class initial_tree {
   // The workload read symlink `p`'s target: a link of the tree that was gone before the
   // recorder could read it gets its target from there (an mv that copies, then removes).
   void link_read(path_id p, std::string_view target);
+  // The workload found xattr `name` of `p` absent (ENODATA), or set it first: an entry that
+  // changed between the touch and the recorder's look does not keep it from that look.
+  void xattr_absent(path_id p, string_id name);
   // Settles what was queued before `ts` - 1 s; all of it with UINT64_MAX.
   void settle_pending(uint64_t ts);
 
@@ -143,6 +150,9 @@ class initial_tree {
     uint64_t ts;
   };
   std::unordered_map<path_id, unread_link> unread_links_;
+  // Entries with xattrs, looked at after the workload changed them (ctime): held back a
+  // second for the workload's xattr calls to say which of those it made itself.
+  std::unordered_map<path_id, unread_link> changed_xattrs_;
   uint64_t now_ = 0;  // the latest settle_pending time
   int link_depth_ = 0;        // links being followed by add_link_target
   path_id open_dir_ = no_id;  // the directory dir_fd() holds open

@@ -158,6 +158,17 @@ void decoder::decode_other(syscall_ctx& c) {
     default:
       break;
   }
+  const bool xattr_name_op =
+      info(e.kind).cls == op_class::xattr && e.aux != no_id && e.aux != 0 &&
+      e.kind != op::listxattr && e.kind != op::llistxattr && e.kind != op::flistxattr &&
+      e.kind != op::listxattrat;
+  if (xattr_name_op) {
+    const op k = e.kind;
+    const bool set = k == op::setxattr || k == op::lsetxattr || k == op::fsetxattr ||
+                     k == op::setxattrat;
+    if ((set && ok) || (!set && e.result == -ENODATA))
+      tree_.xattr_absent(e.path != no_id ? e.path : c.fd_path, static_cast<string_id>(e.aux));
+  }
   if (path_op) {
     if (const held_file h = held(e.path); h.id != no_id) e.file = h.id;
     if (ok) tree_.existed(e.path);

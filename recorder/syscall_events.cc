@@ -49,6 +49,8 @@ void decoder::emit(syscall_ctx& c) {
   }
   c.e.thread = thread_of(c.t, static_cast<int32_t>(c.h.h.tid));
   if (c.e.result == -ENOENT || c.e.result == -ENOTDIR) {
+    // With two names, either may be the one missing; with one, it was.
+    if (c.e.result == -ENOENT && c.e.path2 == no_id) tree_.absent(c.e.path);
     const auto skip = [this](path_id q) { return off_storage(q); };
     tree_.lookup_failed(c.e.path, c.e.ts, skip);
     tree_.lookup_failed(c.e.path2, c.e.ts, skip);

@@ -1,13 +1,39 @@
 // Syscalls on names: mkdir, mknod, rmdir, unlink, rename, link, symlink, and what they
 // tell the initial tree.
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <algorithm>
+#include <cstddef>
+
 #include "syscall_ctx.h"
 
 namespace fsrr::recorder {
+
+// bind(2) of a Unix socket to a name makes a socket file, as mknod(S_IFSOCK) would; every
+// other bind (an address, an abstract name) is the network's.
+void decoder::decode_bind(syscall_ctx& c) {
+  event& e = c.e;
+  sockaddr_un sun{};
+  const auto& u = c.it.user;
+  const size_t n = std::min(u.size(), sizeof sun);
+  if (n > offsetof(sockaddr_un, sun_path)) std::memcpy(&sun, u.data(), n);
+  const std::string_view name(sun.sun_path, ::strnlen(sun.sun_path, sizeof sun.sun_path));
+  if (e.result != 0 || sun.sun_family != AF_UNIX || name.empty())
+    return w_.add_nonfile(e.kind, fd_kind::socket);
+  const path_id base = name.front() == '/' ? top_of(c.t) : fds_.cwd(c.t.fs);
+  e.path = paths_.resolve(base == no_id ? top_of(c.t) : base, name);
+  if (off_storage(e.path)) return w_.add_nonfile(e.kind, fd_kind::socket);
+  e.mode = S_IFSOCK | 0777;  // less the process's umask, which the recorder does not know
+  tree_.created(e.path);
+  emit(c);
+}
 
 void decoder::decode_name(syscall_ctx& c) {
   event& e = c.e;
   const auto& a = c.h.args;
   const bool ok = e.result == 0;
+  if (e.kind == op::bind) return decode_bind(c);
   e.path = path_arg(c, 0);
   if (c.cap.path[1]) e.path2 = path_arg(c, 1);
   if (off_storage(e.path) || off_storage(e.path2)) return w_.add_nonfile(e.kind, fd_kind::other);

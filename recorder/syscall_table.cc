@@ -1,6 +1,7 @@
 #include "syscall_table.h"
 
 #include <asm/unistd_64.h>
+#include <sys/un.h>
 
 #include <initializer_list>
 
@@ -121,6 +122,8 @@ const std::initializer_list<row> rows = {
     {__NR_mkdirat, op::mkdirat, cap().path(1, 0)},
     {__NR_mknod, op::mknod, cap().path(0)},
     {__NR_mknodat, op::mknodat, cap().path(1, 0)},
+    // its sockaddr: a Unix socket bound to a name makes a file there
+    {__NR_bind, op::bind, cap().user(1, sizeof(sockaddr_un), true)},
     {__NR_rmdir, op::rmdir, cap().path(0)},
     {__NR_unlink, op::unlink, cap().path(0)},
     {__NR_unlinkat, op::unlinkat, cap().path(1, 0)},

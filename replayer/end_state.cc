@@ -149,6 +149,8 @@ class end_state_model::impl {
       case op::mknodat:
         if (S_ISCHR(e.mode) || S_ISBLK(e.mode)) return;  // never created by a replay
         return place(e.path, new_object((e.mode & S_IFMT) ? e.mode & S_IFMT : S_IFREG));
+      case op::bind:
+        return place(e.path, new_object(S_IFSOCK));
       case op::symlink:
       case op::symlinkat: {
         const object_id o = new_object(S_IFLNK);

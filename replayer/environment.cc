@@ -1,6 +1,7 @@
 #include "environment.h"
 
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -25,6 +26,8 @@ constexpr env_row rows[] = {
     {env_cause::listing_split, "listing_split",
      "getdents returned the directory's entries in other portions (its order on this file "
      "system), the listing's total the same"},
+    {env_cause::credentials, "credentials",
+     "EACCES where the recorded process had other credentials than the replay's root"},
 };
 static_assert(std::size(rows) == static_cast<size_t>(env_cause::count));
 
@@ -46,6 +49,12 @@ bool env_cause_of(const event& e, int64_t err, env_cause& cause) {
   if (err >= 0 || err < -4095) return false;  // a trace's result: not an errno below -MAX_ERRNO
   const op k = e.kind;
   switch (-err) {
+    case EACCES:
+      // Root is refused by no permission bits: a recorded refusal was the recorded process's
+      // credentials (a PATH search by an ordinary user through /root, say).
+      if (::geteuid() != 0) break;
+      cause = env_cause::credentials;
+      return true;
     case EXDEV:
       if (k == op::rename || k == op::renameat || k == op::renameat2 || k == op::link ||
           k == op::linkat || k == op::copy_file_range) {

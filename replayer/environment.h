@@ -30,6 +30,7 @@ enum class env_cause : uint8_t {
   name_too_long, // ENAMETOOLONG: a longer name than the file system allows
   privileged,    // a security.*/trusted.* xattr call left out (no --keep-privileged)
   listing_split, // a directory's entries split across getdents calls otherwise, same total
+  credentials,   // EACCES to a recorded process that had less than the replay's root
   count
 };
 

@@ -136,6 +136,8 @@ int64_t op_runner::name_op(const work_item& w) {
     case op::mknodat:
       if (S_ISCHR(e.mode) || S_ISBLK(e.mode)) return not_issued;  // never create devices
       return sys(::mknodat(d1, n1, mode_of(e), 0));
+    case op::bind:  // the socket's file, without a socket
+      return sys(::mknodat(d1, n1, S_IFSOCK | (e.mode & 07777), 0));
     case op::rmdir:
       r = sys(::unlinkat(d1, n1, AT_REMOVEDIR));
       break;

@@ -143,6 +143,7 @@ bool creates(const event& e) {
     case op::mkdirat:
     case op::mknod:
     case op::mknodat:
+    case op::bind:
     case op::symlink:
     case op::symlinkat:
     case op::link:

@@ -94,6 +94,7 @@ run_tar_incremental() {
 # A database server started, loaded and stopped cleanly: WAL, fsync, sync_file_range,
 # fallocate, and its POSIX shared memory (shm_open), run as the postgres user.
 prepare_postgres() { mkdir pg; chown postgres: pg; }
+allow_postgres() { echo credentials; }  # its PATH searches through /root, as the postgres user
 run_postgres() {
   local bin
   bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
