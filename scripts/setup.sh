@@ -18,6 +18,9 @@ packages=(
   openmpi-bin libopenmpi-dev
   # compare's page: the chart library it inlines, and the browser its test opens it in
   libjs-chart.js chromium
+  # the corpus of real clients (tests/clients/clients.sh), for the tests only
+  borgbackup restic rdiff-backup postgresql sqlite3 git python3-venv python3-pip-whl
+  python3-setuptools-whl zip unzip xz-utils cpio acl make gcc libc6-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -2,7 +2,8 @@
 # One real client of tests/clients/clients.sh, end to end: its input made, its run recorded by
 # fsrr, then replayed with --data random on tmpfs and on fresh ext4, xfs and btrfs images, each
 # checked: the recording complete with 0 lost events, 0 mismatches, differences only of the
-# causes the client names (and listing_split), and `verify --content` clean.
+# causes the client names (and listing_split), and `verify --content` clean. A client that
+# does what fsrr cannot replay names it (incomplete_NAME), and the trace must say exactly that.
 # Usage: replay_client.sh FSRR NAME [FS...]   (as root; the default file systems are all four)
 # Everything lives in one directory of its own under /dev/shm (a client may add one under
 # /var/tmp, which its cleanup removes), unmounted and removed however the script ends.
@@ -56,13 +57,17 @@ fi
 "$fsrr" info "$trace" --json >"$top/info.json"
 
 allowed="listing_split $(bash "$clients" allow "$name" "$work")"
-python3 - "$top/info.json" "$name" <<'EOF' || fail "recording incomplete"
+incomplete=$(bash "$clients" incomplete "$name" "$work")
+python3 - "$top/info.json" "$name" "$incomplete" <<'EOF' || fail "recording incomplete"
 import json, sys
 i = json.load(open(sys.argv[1]))
 bad = []
 if i["lost_events"] != 0: bad.append(f"{i['lost_events']} lost events")
-if not i["complete"]: bad.append("not complete")
-if i.get("incomplete_reasons"): bad.append(f"incomplete: {i['incomplete_reasons']}")
+if not i["footer"]: bad.append("no footer: the trace was cut short")
+reasons = i.get("incomplete_reasons", [])
+if i["complete"] != (not reasons): bad.append(f"complete is {i['complete']} with reasons {reasons}")
+if reasons != [r for r in sys.argv[3].split("\n") if r]:
+    bad.append(f"incomplete: {reasons}, expected {sys.argv[3].splitlines() or 'none'}")
 if i["events"] < 100: bad.append(f"only {i['events']} events")
 print(f"client {sys.argv[2]}: {i['events']} events, {i['trace_bytes']} trace bytes"
       + (f"; {', '.join(bad)}" if bad else ""))

@@ -10,6 +10,8 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include "temp_dir.h"
+
 namespace fsrr::test {
 
 bool can_record() {
@@ -29,6 +31,63 @@ std::string slurp(const std::string& path) {
 void write_file(const std::string& path, size_t bytes, char fill) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f << std::string(bytes, fill);
+}
+
+namespace {
+
+struct outcome {
+  int status = -1;
+  nlohmann::json report;
+};
+
+// `fsrr replay TRACE TARGET --timing afap --report ...`
+outcome replay(const std::string& trace, const std::string& target, const std::string& report) {
+  outcome o;
+  o.status = run(fmt::format("{} replay {} {} --timing afap --no-progress --report {} >{}.out 2>&1",
+                             FSRR_BIN, trace, target, report, report));
+  std::ifstream in(report);
+  if (in) o.report = nlohmann::json::parse(in);
+  return o;
+}
+
+int verify(const std::string& trace, const std::string& target, const std::string& log) {
+  return run(fmt::format("{} verify {} {} >{} 2>&1", FSRR_BIN, trace, target, log));
+}
+
+}  // namespace
+
+nlohmann::json record_and_replay(const std::string& dir, const std::string& command,
+                                 uint64_t min_events) {
+  const std::string trace = dir + "/t.trace";
+  REQUIRE(run(fmt::format("cd {} && {} record -o {} -- sh -c '{}' >{}/record.log 2>&1", dir,
+                          FSRR_BIN, trace, command, dir)) == 0);
+  INFO(slurp(dir + "/record.log"));
+  REQUIRE(run(fmt::format("{} info {} --json >{}/info.json", FSRR_BIN, trace, dir)) == 0);
+  const auto info = nlohmann::json::parse(slurp(dir + "/info.json"));
+  CHECK(info["lost_events"] == 0);
+  CHECK(info["complete"] == true);
+  CHECK(info["events"].get<uint64_t>() >= min_events);
+
+  const auto check = [&](const std::string& fs, const std::string& target) {
+    const std::string report = dir + "/" + fs + ".json";
+    const auto o = replay(trace, target, report);
+    INFO(fs << " replay: " << slurp(report + ".out"));
+    CHECK(o.status == 0);
+    CHECK(o.report["mismatches"] == 0);
+    const std::string log = dir + "/" + fs + ".verify";
+    CHECK(verify(trace, target, log) == 0);
+    INFO(slurp(log));
+  };
+  {
+    temp_dir target("/dev/shm");
+    check("tmpfs", target.path());
+  }
+  if (!require_root("loop-mounted file systems")) return info;
+  for (const char* fs : {"ext4", "xfs", "btrfs"}) {
+    loop_fs mnt(fs, 512);
+    check(fs, mnt.path());
+  }
+  return info;
 }
 
 two_hosts record_two_hosts(const std::string& dir, const std::string& fsrr) {

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "loop_fs.h"  // run(command)
 
 namespace fsrr::test {
@@ -24,5 +26,13 @@ struct two_hosts {
 };
 two_hosts record_two_hosts(const std::string& dir, const std::string& fsrr);
 void write_file(const std::string& path, size_t bytes, char fill = 'e');
+
+// Records `command` (run by sh in `dir`) into dir/t.trace: complete, 0 lost, at least
+// `min_events`. Then replays it (--timing afap, TARGET given as dir/FS.json's "target") and
+// verifies it on tmpfs, and as root on fresh ext4, xfs and btrfs images: 0 mismatches on each
+// (differences only of environment.h's causes), verify clean. The reports stay in dir/FS.json.
+// Returns `fsrr info --json` of the trace.
+nlohmann::json record_and_replay(const std::string& dir, const std::string& command,
+                                 uint64_t min_events);
 
 }  // namespace fsrr::test
