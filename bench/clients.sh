@@ -5,11 +5,14 @@
 # SCALE (default 0.2: 22,220 files, 108 MiB). Clients with data of their own (postgres,
 # sqlite_wal, make_c, pip_venv, sort_tmp) run as in the tests. Per client, on tmpfs (FS=ext4,
 # xfs or btrfs: a fresh 4 GiB image of that file system instead):
-#   events, lost    what `fsrr record` wrote, and lost
+#   events, lost    what `fsrr record` wrote, and lost; "+" after lost: the trace is incomplete
+#   rec s           the client's recorded run (wall time of `fsrr record -- CLIENT`, the
+#                   recorder's start and its trace's finish included)
 #   B/event         the trace's bytes / its events
 #   native s        the client's own run, unrecorded (wall time, a fresh copy of its input)
 #   replay s        the afap replay's ops (its report's wall_ns: not the prepare step)
-#   replay/native   replay s / native s
+#   replay/native   replay s / native s; the recording's added cost is (rec s - native s) /
+#                   native s, printed as "rec +%"
 #   mism., diff.    the replay's mismatches, and its differences by cause
 #   verify          `fsrr verify`, and `fsrr verify --content`: yes / no
 # As root, from the repository, after scripts/setup.sh.
@@ -43,8 +46,8 @@ seed=$top/seed
 bench/make_seed_tree.sh "$seed" "$scale" >/dev/null
 export FSRR_CLIENT_DATA=$seed
 echo "seed-000 tree at $scale: $(find "$seed" -type f | wc -l) files, $(du -sm "$seed" | cut -f1) MiB; replay on $fs; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-18s %9s %5s %8s %9s %9s %8s %6s  %-32s %s\n' client events lost B/event "native s" \
-  "replay s" ratio mism. differences verify
+printf '%-18s %9s %6s %8s %9s %9s %7s %9s %8s %6s  %-32s %s\n' client events lost B/event \
+  "native s" "rec s" "rec +%" "replay s" ratio mism. differences verify
 now() { date +%s.%N; }
 for n in "${names[@]}"; do
   native=$top/native-$n rec=$top/rec-$n
@@ -59,9 +62,11 @@ for n in "${names[@]}"; do
   bash "$clients" cleanup "$n" "$native" >/dev/null 2>&1 || true
   rm -rf "$native"
   trace=$top/$n.trace
+  t2=$(now)
   (cd "$rec" && "$fsrr" record -o "$trace" -- \
     bash -c 'exec >"$1" 2>&1; exec bash "$2" run "$3" "$4"' run "$top/$n.run.log" "$clients" "$n" "$rec") \
     >"$top/$n.record.log" 2>&1 || { echo "$n: the recorded run failed"; continue; }
+  t3=$(now)
   bash "$clients" cleanup "$n" "$rec" >/dev/null 2>&1 || true
   rm -rf "$rec"
   if [[ $fs == tmpfs ]]; then
@@ -82,7 +87,7 @@ for n in "${names[@]}"; do
   "$fsrr" verify "$trace" "$target" >/dev/null 2>&1 && v=yes
   "$fsrr" verify --content --data random --seed 7 "$trace" "$target" >/dev/null 2>&1 && vc=yes
   "$fsrr" info "$trace" --json >"$top/$n.info.json"
-  python3 - "$top/$n.info.json" "$top/$n.json" "$n" "$t0" "$t1" "$v" "$vc" <<'EOF'
+  python3 - "$top/$n.info.json" "$top/$n.json" "$n" "$t0" "$t1" "$v" "$vc" "$t2" "$t3" <<'EOF'
 import json, sys
 info = json.load(open(sys.argv[1]))
 try:
@@ -90,12 +95,16 @@ try:
 except (OSError, ValueError):
     r = {"wall_ns": 0, "mismatches": "-", "differences_by_cause": {}}
 native = float(sys.argv[5]) - float(sys.argv[4])
+recorded = float(sys.argv[9]) - float(sys.argv[8])
+added = f"{100 * (recorded - native) / native:+.0f}" if native > 0 else "-"
+lost = f"{info['lost_events']}{'' if info['complete'] else '+'}"
 replay = r["wall_ns"] / 1e9
 causes = ", ".join(f"{n} {c}" for c, n in sorted(r.get("differences_by_cause", {}).items())) or "0"
 ratio = f"{replay / native:.2f}" if native > 0 else "-"
 bpe = info["trace_bytes"] / max(info["events"], 1)
-print(f"{sys.argv[3]:<18} {info['events']:>9} {info['lost_events']:>5} {bpe:>8.2f} {native:>9.2f} "
-      f"{replay:>9.2f} {ratio:>8} {r['mismatches']!s:>6}  {causes:<32} {sys.argv[6]} / {sys.argv[7]}")
+print(f"{sys.argv[3]:<18} {info['events']:>9} {lost:>6} {bpe:>8.2f} {native:>9.2f} {recorded:>9.2f} "
+      f"{added:>7} {replay:>9.2f} {ratio:>8} {r['mismatches']!s:>6}  {causes:<32} "
+      f"{sys.argv[6]} / {sys.argv[7]}")
 EOF
   if [[ $fs == tmpfs ]]; then
     rm -rf "$target"

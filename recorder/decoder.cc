@@ -430,8 +430,8 @@ std::optional<fd_kind> decoder::nonfile_kind(const fsrr_file& f) {
 decoder::fd_ref decoder::fd_of(uint64_t files, int64_t fd, const fsrr_fdref* ref) {
   fd_ref r;
   if (!ref || !ref->file) return r;  // not open
-  const fd_entry* e = fds_.find(files, static_cast<int>(fd));
-  if (!e || e->kfile != ref->file) {
+  const fd_entry* e = fds_.find(files, static_cast<int>(fd), ref->file);
+  if (!e) {
     unresolved();  // its description was lost
     return r;
   }

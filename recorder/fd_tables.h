@@ -31,8 +31,15 @@ class fd_tables {
   bool has(uint64_t files) const { return tables_.count(files) != 0; }
 
   const fd_entry* find(uint64_t files, int fd) const;
+  // The entry of `fd` for the open file `kfile`: the fd's binding, or the one a later bind
+  // displaced. Threads sharing a table race: a close releases the number at its entry and is
+  // sent at its exit, so another thread's open may reuse the number, and be decoded, first.
+  // Ops that still held the old file (the close itself) are decoded after that open.
+  const fd_entry* find(uint64_t files, int fd, uint64_t kfile) const;
   void bind(uint64_t files, int fd, const fd_entry& e);
   void unbind(uint64_t files, int fd);
+  // A close of `kfile` at `fd`: the binding it ends, which may be the displaced one.
+  void unbind(uint64_t files, int fd, uint64_t kfile);
   void unbind_range(uint64_t files, uint32_t first, uint32_t last);
   void set_cloexec(uint64_t files, int fd, bool on);
   void cloexec_range(uint64_t files, uint32_t first, uint32_t last);
@@ -52,6 +59,7 @@ class fd_tables {
   struct table {
     uint32_t id = 0;
     std::vector<fd_entry> fds;
+    std::unordered_map<int, fd_entry> displaced;  // one per fd at most: rare, and short-lived
   };
   table& get(uint64_t files);
 

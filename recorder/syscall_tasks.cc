@@ -23,7 +23,13 @@ void decoder::decode_fd_table(syscall_ctx& c) {
   const int fd = static_cast<int>(a[0]);
   if (e.kind == op::close) {
     const bool file = fd_op(c, 0, fd);
-    if (e.result != -EBADF) fds_.unbind(files, fd);
+    if (e.result != -EBADF) {
+      const fsrr_fdref* closed = c.it.ref[0];
+      if (closed && closed->file)
+        fds_.unbind(files, fd, closed->file);  // which binding: another may have the number now
+      else
+        fds_.unbind(files, fd);
+    }
     if (file) emit(c);
     return;
   }

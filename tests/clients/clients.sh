@@ -195,6 +195,7 @@ run_git() {
   git -C clone gc -q --aggressive
   git -C repo gc -q
 }
+allow_git() { echo no_clone; }  # its cp -a tries a clone first, refused on tmpfs
 
 # A virtual environment and a package installed into it from Debian's wheels, offline.
 prepare_pip_venv() { :; }
