@@ -2,8 +2,9 @@
 # clients.sh [SCALE] [CLIENT...]: the corpus of real clients (tests/clients/clients.sh) at a
 # scale a user runs: the data each client backs up, copies, archives or commits is the
 # seed-000 tree (100,000 x 1 KiB, 10,000 x 4 KiB, 1,000 x 10 KiB, 100 x 1000 KiB files) times
-# SCALE (default 0.2: 22,220 files, 108 MiB). Clients with data of their own (postgres,
-# sqlite_wal, make_c, pip_venv, sort_tmp) run as in the tests. Per client, on tmpfs (FS=ext4,
+# SCALE (default 0.2: 22,220 files, 108 MiB), in bulk/ beside the tests' small data set.
+# Clients with data of their own (postgres, sqlite_wal, make_c, pip_venv, sort_tmp) run as in
+# the tests. Per client, on tmpfs (FS=ext4,
 # xfs or btrfs: a fresh 4 GiB image of that file system instead):
 #   events, lost    what `fsrr record` wrote, and lost; "+" after lost: the trace is incomplete
 #   rec s           the client's recorded run (wall time of `fsrr record -- CLIENT`, the

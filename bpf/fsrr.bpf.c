@@ -584,6 +584,125 @@ int BPF_PROG(fsrr_exit, struct task_struct* tp) {
   return 0;
 }
 
+/* io_uring: each request of a traced task is noted as it is submitted (by the task, or by
+ * its SQPOLL thread) and sent as one record when it completes, wherever that happens (inline,
+ * an io-wq worker, task work). The opcodes are the UAPI's; only their arguments are read from
+ * the kernel's per-opcode command data, whose layouts CO-RE relocates. */
+#define PF_IO_WORKER 0x00000010
+#define FSRR_IORING_OP_READV 1
+#define FSRR_IORING_OP_WRITEV 2
+#define FSRR_IORING_OP_FSYNC 3
+#define FSRR_IORING_OP_READ_FIXED 4
+#define FSRR_IORING_OP_WRITE_FIXED 5
+#define FSRR_IORING_OP_SYNC_FILE_RANGE 8
+#define FSRR_IORING_OP_FALLOCATE 17
+#define FSRR_IORING_OP_READ 22
+#define FSRR_IORING_OP_WRITE 23
+#define FSRR_IORING_OP_FADVISE 24
+#define FSRR_IORING_OP_FTRUNCATE 55
+#define FSRR_IORING_OP_READV_FIXED 60
+#define FSRR_IORING_OP_WRITEV_FIXED 61
+
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(fsrr_uring_submit, struct io_kiocb* req) {
+  struct task_struct* cur = bpf_get_current_task_btf();
+  struct task_struct* owner = cur;
+  struct fsrr_uring_sub sub = {};
+  void* cmd = (void*)req; /* the command data begins with the file, at the request's start */
+  struct io_rw* rw = cmd;
+  struct io_sync* sync = cmd;
+  struct io_fadvise* fadv = cmd;
+  struct io_ftrunc* ftrunc = cmd;
+  __u64 key = (__u64)req;
+
+  if (!bpf_task_storage_get(&state, cur, 0, 0)) {
+    if (!(cur->flags & PF_IO_WORKER)) return 0;
+    owner = cur->group_leader; /* an SQPOLL thread submits for its process */
+    if (!owner || !bpf_task_storage_get(&state, owner, 0, 0)) return 0;
+    sub.sqpoll = 1;
+  }
+  sub.ts = bpf_ktime_get_ns();
+  sub.tid = extract__host_tid(KPTR(task_struct, owner));
+  sub.files = (__u64)KPTR(task_struct, owner)->files;
+  sub.opcode = req->opcode;
+  sub.flags = req->flags;
+  sub.user_data = req->cqe.user_data;
+  sub.fd = req->cqe.fd;
+  sub.off = -1;
+  switch (sub.opcode) {
+    case FSRR_IORING_OP_READV:
+    case FSRR_IORING_OP_WRITEV:
+    case FSRR_IORING_OP_READ_FIXED:
+    case FSRR_IORING_OP_WRITE_FIXED:
+    case FSRR_IORING_OP_READ:
+    case FSRR_IORING_OP_WRITE:
+    case FSRR_IORING_OP_READV_FIXED:
+    case FSRR_IORING_OP_WRITEV_FIXED:
+      sub.off = BPF_CORE_READ(rw, kiocb.ki_pos);
+      sub.len = BPF_CORE_READ(rw, len);
+      sub.op_flags = BPF_CORE_READ(rw, flags);
+      break;
+    case FSRR_IORING_OP_FSYNC:
+    case FSRR_IORING_OP_SYNC_FILE_RANGE:
+    case FSRR_IORING_OP_FALLOCATE:
+      sub.off = BPF_CORE_READ(sync, off);
+      sub.len = BPF_CORE_READ(sync, len);
+      sub.op_flags = sub.opcode == FSRR_IORING_OP_FALLOCATE ? BPF_CORE_READ(sync, mode)
+                                                            : BPF_CORE_READ(sync, flags);
+      break;
+    case FSRR_IORING_OP_FADVISE:
+      sub.off = BPF_CORE_READ(fadv, offset);
+      sub.len = BPF_CORE_READ(fadv, len);
+      sub.op_flags = BPF_CORE_READ(fadv, advice);
+      break;
+    case FSRR_IORING_OP_FTRUNCATE:
+      sub.len = BPF_CORE_READ(ftrunc, len);
+      break;
+  }
+  if (bpf_map_update_elem(&uring_inflight, &key, &sub, BPF_ANY)) count(FSRR_C_URING_FULL);
+  return 0;
+}
+
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(fsrr_uring_complete, struct io_ring_ctx* ring, void* req, struct io_uring_cqe* cqe) {
+  struct task_struct* cur = bpf_get_current_task_btf();
+  __u64 key = (__u64)req, fptr = 0, now = bpf_ktime_get_ns(), *walked;
+  struct fsrr_uring_sub* sub;
+  struct fsrr_uring* h;
+  struct fsrr_file f;
+  struct rec r;
+
+  if (!req || !cqe) return 0;
+  sub = bpf_map_lookup_elem(&uring_inflight, &key);
+  if (!sub) return 0;
+  if (!rec__open(&r, SLOT_URING, sizeof(*h))) goto done;
+  h = (void*)r.buf;
+  h->h.type = FSRR_REC_URING;
+  h->h.flags = 0;
+  h->h.tid = sub->tid;
+  h->h.ts = sub->ts;
+  h->sub = *sub;
+  h->dur = now - sub->ts;
+  h->res = cqe->res;
+  h->cqe_flags = cqe->flags;
+  h->done_tid = extract__host_tid(KPTR(task_struct, cur));
+  bpf_probe_read_kernel(&fptr, sizeof(fptr), req); /* io_kiocb.file, first of its members */
+  if (fptr) {
+    extract__file(fptr, &f);
+    rec__file(&r, 0, &f);
+    walked = bpf_map_lookup_elem(&uring_files, &fptr);
+    if (storage_file(&f) && (!walked || *walked != f.ino)) {
+      rec__attr(&r, 0, fptr);
+      rec__file_walk(&r, 0, fptr, (__u64)cur);
+      bpf_map_update_elem(&uring_files, &fptr, &f.ino, BPF_ANY);
+    }
+  }
+  rec__send(&r);
+done:
+  bpf_map_delete_elem(&uring_inflight, &key);
+  return 0;
+}
+
 /* The open files of the --pid processes, as FSRR_REC_FD records. */
 SEC("iter/task_file")
 int fsrr_task_files(struct bpf_iter__task_file* ctx) {

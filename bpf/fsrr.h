@@ -81,6 +81,7 @@ enum fsrr_rec_type {
   FSRR_REC_EXIT,
   FSRR_REC_CWD, /* the cwd of an fs_struct */
   FSRR_REC_FD,  /* an fd seen for the first time: what it refers to */
+  FSRR_REC_URING, /* an io_uring request, sent as it completes */
 };
 
 struct fsrr_rec_hdr {
@@ -244,6 +245,34 @@ struct fsrr_fd {
   struct fsrr_root root;
 };
 
+/* An io_uring request as it was submitted (kept by the programs, keyed by the request's
+ * address, until it completes). */
+struct fsrr_uring_sub {
+  __u64 ts;    /* CLOCK_MONOTONIC ns of the submission */
+  __u64 files; /* the submitter's fd table */
+  __u64 flags; /* the request's REQ_F_* bits: the low ones are the SQE's IOSQE_* */
+  __u64 user_data;
+  __s64 off; /* the offset it was given: -1 for the file's position */
+  __u64 len; /* bytes (iovecs for the vectored opcodes) */
+  __u32 tid; /* the submitter (an SQPOLL thread's process leader) */
+  __s32 fd;  /* the SQE's fd, or its fixed-file index */
+  __u32 op_flags; /* RWF_* of a read or write, fsync flags, fallocate mode */
+  __u8 opcode;
+  __u8 sqpoll; /* submitted by the kernel's SQ thread */
+  __u16 pad;
+};
+
+/* An io_uring request, sent as it completes; followed by a FILE item (slot 0) for the file
+ * it ran on, and, the first time the programs meet that file, its ATTR and WALK items. */
+struct fsrr_uring {
+  struct fsrr_rec_hdr h; /* tid, ts: the submitter, the submission */
+  struct fsrr_uring_sub sub;
+  __u64 dur; /* submission to completion */
+  __s64 res; /* the CQE's result */
+  __u32 cqe_flags;
+  __u32 done_tid; /* who completed it: the submitter, an io-wq worker, the SQ thread */
+};
+
 /* An fd a thread has already described to the recorder. */
 struct fd_memo {
   __u64 file; /* struct file * */
@@ -284,6 +313,7 @@ enum fsrr_counter {
   FSRR_C_PAUSES,   /* processes stopped until the recorder caught up */
   FSRR_C_PAUSED,   /* entries added to the paused map, whatever the reason */
   FSRR_C_FILTERED, /* syscalls on files outside the --path directories: counted, not sent */
+  FSRR_C_URING_FULL, /* io_uring requests not followed: more in flight than the map holds */
   FSRR_C_COUNT,
 };
 

@@ -41,6 +41,7 @@ enum scratch_slot {
   SLOT_SIDE,     /* records sys_exit emits before it */
   SLOT_ENTER,    /* records sys_enter emits */
   SLOT_TASK,     /* sched_process_* and the fd iterator */
+  SLOT_URING,    /* io_uring completions */
   SLOT_COUNT,
 };
 
@@ -102,6 +103,23 @@ struct {
   __type(key, __u32);
   __type(value, __u8);
 } iter_tgids SEC(".maps");
+
+/* io_uring requests of traced tasks, submitted and not yet complete, by their address. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u64);
+  __type(value, struct fsrr_uring_sub);
+} uring_inflight SEC(".maps");
+
+/* Files whose path and inode state an io_uring record carried (struct file * -> inode
+ * number): a request on one of them sends the file's identity alone. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 4096);
+  __type(key, __u64);
+  __type(value, __u64);
+} uring_files SEC(".maps");
 
 static __always_inline void count(__u32 which) {
   __u64* v = bpf_map_lookup_elem(&counters, &which);

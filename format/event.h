@@ -120,6 +120,9 @@ struct tree_entry {
 
 enum class trace_kind : uint8_t { recording = 0, snapshot = 1 };
 
+// An io_uring request on a registered (fixed) file names it as this fd plus its index.
+inline constexpr int32_t fixed_fd_base = 1 << 16;
+
 // Why a trace cannot be replayed exactly, beyond lost events.
 enum incomplete_bit : uint64_t {
   incomplete_compat_syscalls = 1u << 0,  // 32-bit calls were counted, not decoded
@@ -128,6 +131,7 @@ enum incomplete_bit : uint64_t {
   incomplete_shared_mmap = 1u << 3,  // writable shared mapping of a traced file
   incomplete_path_unresolved = 1u << 4,
   incomplete_path_filter = 1u << 5,  // a --path directory was replaced while the kernel filtered
+  incomplete_uring_ops = 1u << 6,    // io_uring requests of kinds fsrr does not replay yet
 };
 
 // One host of a merged trace (fsrr merge): the header of the trace it came from.

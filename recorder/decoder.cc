@@ -174,6 +174,9 @@ void decoder::on_record(std::span<const uint8_t> record) {
     case FSRR_REC_FD:
       on_fd(record);
       break;
+    case FSRR_REC_URING:
+      on_uring(record);
+      break;
     default:
       ++stats_.malformed;
   }
@@ -181,7 +184,7 @@ void decoder::on_record(std::span<const uint8_t> record) {
 
 size_t decoder::tracked() const {
   return tasks_.size() + inodes_.size() + at_path_.size() + not_storage_.size() + child_files_.size() +
-         exec_path_.size() + fds_.entries() + paths_.size();
+         exec_path_.size() + fds_.entries() + paths_.size() + uring_files_.size();
 }
 
 string_id decoder::name_id(std::string_view name) {

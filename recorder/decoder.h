@@ -47,6 +47,9 @@ class decoder {
   // `replaced` is called once if one of them (or a directory above) is removed or renamed:
   // the in-kernel filter, which knows them by inode, no longer can tell.
   void keep_only(std::vector<std::string> dirs, std::function<void()> replaced);
+  // The programs follow io_uring requests (probes::uring): io_uring_setup no longer makes the
+  // trace incomplete; a request the decoder cannot replay does.
+  void follow_uring(bool on) { uring_ = on; }
   // The recording is over: what is still pending goes to the trace.
   void finish() { tree_.settle_pending(UINT64_MAX); }
 
@@ -101,6 +104,7 @@ class decoder {
   void on_exit(std::span<const uint8_t> record);
   void on_cwd(std::span<const uint8_t> record);
   void on_fd(std::span<const uint8_t> record);
+  void on_uring(std::span<const uint8_t> record);  // uring_events.cc
 
   // The per-op mapping (syscall_events.cc).
   void decode(syscall_ctx& c);
@@ -195,6 +199,14 @@ class decoder {
   std::unordered_map<uint64_t, socket_end> sockets_;  // struct sock * -> what it sends into
   uint64_t next_socket_ = 0;
   std::unordered_map<std::string, string_id, string_hash, std::equal_to<>> names_;
+  bool uring_ = false;
+  // Files io_uring requests ran on, by struct file *, as their records first described them.
+  struct uring_file {
+    file_id file = no_id;
+    path_id path = no_id;
+    uint64_t ino = 0;
+  };
+  std::unordered_map<uint64_t, uring_file> uring_files_;
 };
 
 }  // namespace fsrr::recorder

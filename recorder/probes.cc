@@ -1,6 +1,7 @@
 #include "probes.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <linux/nsfs.h>
@@ -170,7 +171,9 @@ result<void> probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
           skel->progs.fsrr_fork,
           skel->progs.fsrr_exec,
           skel->progs.fsrr_exit,
-          skel->progs.fsrr_task_files};
+          skel->progs.fsrr_task_files,
+          skel->progs.fsrr_uring_submit,
+          skel->progs.fsrr_uring_complete};
   auto& ro = *skel->rodata;
   ro.targ_self_tgid = static_cast<uint32_t>(::getpid());
   const auto pidns = own_pid_namespace();
@@ -211,6 +214,19 @@ result<probes> probes::load(const probe_options& options, record_sink sink) {
   return p;
 }
 
+// Whether the running kernel has every tracepoint named, for tp_btf programs to attach to.
+static bool kernel_has_tracepoints(std::initializer_list<const char*> names) {
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux) return false;
+  bool all = true;
+  for (const char* name : names) {
+    const std::string type = fmt::format("btf_trace_{}", name);
+    all = all && btf__find_by_name_kind(vmlinux, type.c_str(), BTF_KIND_TYPEDEF) > 0;
+  }
+  btf__free(vmlinux);
+  return all;
+}
+
 // Opens the build that fits this kernel, hands it the knobs and loads it into the kernel.
 result<void> probes::load_programs(const probe_options& options) {
   libbpf_log log;
@@ -232,6 +248,11 @@ result<void> probes::load_programs(const probe_options& options) {
   bpf_map__set_max_entries(bpf_.events, static_cast<uint32_t>(options.ring_bytes));
   bpf_program__set_autoattach(bpf_.task_files, false);
   bpf_program__set_autoload(bpf_.task_files, options.read_open_files);
+  // A kernel without io_uring (or its tracepoints) is recorded without them: io_uring_setup
+  // then marks the trace incomplete, as it did before they were followed.
+  uring_ = kernel_has_tracepoints({"io_uring_submit_req", "io_uring_complete"});
+  bpf_program__set_autoload(bpf_.uring_submit, uring_);
+  bpf_program__set_autoload(bpf_.uring_complete, uring_);
 
   const int err = bpf_object__load_skeleton(bpf_.object);
   if (!err) return {};
@@ -259,6 +280,7 @@ result<void> probes::set_filters(const probe_options& options) {
 probes::probes(probes&& o) noexcept
     : bpf_(std::exchange(o.bpf_, {})),
       exact_(o.exact_),
+      uring_(o.uring_),
       ring_bytes_(o.ring_bytes_),
       sink_(std::move(o.sink_)),
       attached_(std::exchange(o.attached_, false)) {}
@@ -335,8 +357,10 @@ std::vector<uint64_t> probes::counter(uint32_t which) const {
 
 uint64_t probes::missed_runs() const {
   uint64_t total = 0;
-  bpf_program* progs[] = {bpf_.sys_enter, bpf_.sys_exit, bpf_.fork, bpf_.exec, bpf_.exit};
+  bpf_program* progs[] = {bpf_.sys_enter, bpf_.sys_exit,     bpf_.fork,          bpf_.exec,
+                          bpf_.exit,      bpf_.uring_submit, bpf_.uring_complete};
   for (bpf_program* p : progs) {
+    if (bpf_program__fd(p) < 0) continue;  // not loaded
     bpf_prog_info info{};
     uint32_t len = sizeof info;
     if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) == 0)

@@ -74,6 +74,8 @@ class probes {
 
   // Whether the programs were built for this very kernel (no CO-RE relocation at load).
   bool exact() const { return exact_; }
+  // Whether io_uring requests are followed (the kernel has the io_uring tracepoints).
+  bool uring() const { return uring_; }
 
  private:
   // What is used of a skeleton, whichever of the two builds it is.
@@ -83,7 +85,8 @@ class probes {
     bpf_map *events = nullptr, *state = nullptr, *counters = nullptr, *iter_tgids = nullptr,
             *paused = nullptr, *roots = nullptr, *cgroup_of = nullptr, *path_filter = nullptr;
     bpf_program *sys_enter = nullptr, *sys_exit = nullptr, *fork = nullptr, *exec = nullptr,
-                *exit = nullptr, *task_files = nullptr;
+                *exit = nullptr, *task_files = nullptr, *uring_submit = nullptr,
+                *uring_complete = nullptr;
   };
   explicit probes(record_sink sink) : sink_(std::move(sink)) {}
   template <class Skel>
@@ -95,6 +98,7 @@ class probes {
 
   handles bpf_;
   bool exact_ = false;
+  bool uring_ = false;
   uint64_t ring_bytes_ = 0;
   record_sink sink_;  // what read_open_files() finds
   bool attached_ = false;

@@ -381,6 +381,9 @@ class recording {
     uint64_t compat = 0;
     for (uint64_t n : bpf_->counter(FSRR_C_COMPAT)) compat += n;
     if (compat) writer_.mark_incomplete(incomplete_compat_syscalls);
+    uint64_t unfollowed = 0;  // io_uring requests beyond what the in-flight map holds
+    for (uint64_t n : bpf_->counter(FSRR_C_URING_FULL)) unfollowed += n;
+    if (unfollowed) writer_.mark_incomplete(incomplete_io_uring);
     writer_.add_clock_pair(end, static_cast<int64_t>(clock_ns(CLOCK_REALTIME)));
     FSRR_TRY(writer_.finish());
 
@@ -445,6 +448,7 @@ class recording {
                      [this](std::span<const uint8_t> r) { dec_.on_record(r); });
     if (!loaded) return tl::unexpected(loaded.error());
     bpf_.emplace(std::move(*loaded));
+    dec_.follow_uring(bpf_->uring());
     roots_.on_new([this](const root_key& k) { bpf_->add_root(k.bpf()); });
     pauses_.emplace(
         bpf_->paused_fd(), ring_bytes / 8, [this](pid_t pid) { roots_.grab(pid); },

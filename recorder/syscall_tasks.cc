@@ -146,7 +146,7 @@ void decoder::decode_invisible(syscall_ctx& c) {
     default:  // io_uring_setup, io_uring_enter
       if (e.kind == op::io_uring_enter) e.fd = static_cast<int32_t>(a[0]);
       e.aux = e.kind == op::io_uring_setup ? a[0] : a[1];
-      w_.mark_incomplete(incomplete_io_uring);
+      if (!uring_) w_.mark_incomplete(incomplete_io_uring);  // else each request is decoded
   }
   emit(c);
 }

@@ -13,7 +13,7 @@ packages=(
   libclang-rt-14-dev
   # workloads and file systems the tests and benchmarks use
   e2fsprogs xfsprogs btrfs-progs rsync strace attr tar coreutils util-linux zstd bc python3
-  duperemove fio
+  duperemove fio liburing-dev
   # fsrr replay --mpi and its tests (mpirun)
   openmpi-bin libopenmpi-dev
   # compare's page: the chart library it inlines, and the browser its test opens it in

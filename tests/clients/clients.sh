@@ -4,8 +4,8 @@
 #   prepare_NAME  makes its input in the working directory (not recorded)
 #   run_NAME      is the workload fsrr records, in the working directory
 # Usage: clients.sh list | clients.sh prepare|run|cleanup|allow|incomplete NAME DIR [SCALE]
-# SCALE (default 1) multiplies the data set (bench/clients.sh passes the seed tree instead:
-# with FSRR_CLIENT_DATA=DIR, the data to back up is a copy of DIR).
+# SCALE (default 1) multiplies the data set; with FSRR_CLIENT_DATA=DIR (bench/clients.sh: a
+# seed tree), a copy of DIR joins it.
 # Each client also names the differences its replay may show (causes of environment.h), beside
 # listing_split, which any listing may show: allow_NAME prints them; and what in it fsrr cannot
 # replay, as `fsrr info` words it: incomplete_NAME prints one reason a line.
@@ -15,14 +15,12 @@ clients=(borg restic rdiff_backup rsync_link_dest tar_incremental postgres sqlit
          make_c git pip_venv unzip zstd xz cpio find_exec cp_reflink mv_cross_fs
          attrs_acls sort_tmp python_compileall)
 
-# A data set of a few hundred files of mixed sizes in $1, the same for every client.
+# A data set of a few hundred files of mixed sizes in $1, the same for every client; with
+# FSRR_CLIENT_DATA (bench/clients.sh: a seed tree), a copy of that tree beside them, in bulk/.
 make_data() {
   local dir=$1 n=$((${SCALE:-1} * 150)) i
-  if [[ -n ${FSRR_CLIENT_DATA:-} ]]; then
-    cp -a "$FSRR_CLIENT_DATA" "$dir"
-    return
-  fi
   mkdir -p "$dir/docs" "$dir/src/lib" "$dir/media"
+  [[ -n ${FSRR_CLIENT_DATA:-} ]] && cp -a "$FSRR_CLIENT_DATA" "$dir/bulk"
   for ((i = 0; i < n; i++)); do
     head -c $((1024 + i * 37)) /dev/urandom | base64 >"$dir/docs/note-$i.txt"
   done

@@ -1,0 +1,203 @@
+// io_uring requests as trace events. The programs send one record per request as it
+// completes: what was submitted (opcode, fd or fixed-file index, offset, length, flags), the
+// result, and the file it ran on. Each becomes the syscall that does the same to the file
+// (a READ at an offset is a pread64, FSYNC with DATASYNC an fdatasync), on the submitting
+// thread, at its submission time, lasting until its completion; a fixed file is fd
+// fixed_fd_base + its index, bound (fd_bind) where the trace first meets it, as is an fd the
+// fd table does not know. Requests the replay cannot repeat yet (opens, closes, names, stat,
+// splice, driver commands) make the trace incomplete; those on no file (NOP, timeouts, polls)
+// and on sockets and pipes are counted.
+#include <fcntl.h>
+
+#include "decoder.h"
+#include "syscall_ctx.h"
+
+namespace fsrr::recorder {
+namespace {
+
+// The UAPI's opcodes (linux/io_uring.h); their numbers never change.
+enum : uint8_t {
+  uring_nop = 0,
+  uring_readv = 1,
+  uring_writev = 2,
+  uring_fsync = 3,
+  uring_read_fixed = 4,
+  uring_write_fixed = 5,
+  uring_sync_file_range = 8,
+  uring_fallocate = 17,
+  uring_read = 22,
+  uring_write = 23,
+  uring_fadvise = 24,
+  uring_ftruncate = 55,
+  uring_readv_fixed = 60,
+  uring_writev_fixed = 61,
+};
+
+// Requests that open, close, name, stat or splice files, or pass a command through to a
+// driver: not replayed yet, and without them the replay would differ.
+bool names_files(uint8_t opcode) {
+  switch (opcode) {
+    case 18:  // OPENAT
+    case 19:  // CLOSE
+    case 20:  // FILES_UPDATE
+    case 21:  // STATX
+    case 28:  // OPENAT2
+    case 30:  // SPLICE
+    case 33:  // TEE
+    case 35:  // RENAMEAT
+    case 36:  // UNLINKAT
+    case 37:  // MKDIRAT
+    case 38:  // SYMLINKAT
+    case 39:  // LINKAT
+    case 41:  // FSETXATTR
+    case 42:  // SETXATTR
+    case 43:  // FGETXATTR
+    case 44:  // GETXATTR
+    case 46:  // URING_CMD
+    case 54:  // FIXED_FD_INSTALL
+      return true;
+    default:
+      return false;
+  }
+}
+constexpr uint64_t req_fixed_file = 1;  // REQ_F_FIXED_FILE: IOSQE_FIXED_FILE
+constexpr uint32_t fsync_datasync = 1;  // IORING_FSYNC_DATASYNC
+
+}  // namespace
+
+void decoder::on_uring(std::span<const uint8_t> record) {
+  const auto* h = header_as<fsrr_uring>(record);
+  record_items it;
+  if (!h || !parse_items(record, sizeof *h, it)) {
+    ++stats_.malformed;
+    return;
+  }
+  const fsrr_uring_sub& sub = h->sub;
+  if (names_files(sub.opcode)) {
+    w_.mark_incomplete(incomplete_uring_ops);
+    w_.add_nonfile(op::io_uring_enter, fd_kind::other);
+    return;
+  }
+  const fsrr_file* f = it.file[0];
+  if (!f || !f->file) return;  // no file: a NOP, a timeout, a poll, a message to a ring
+  const auto tid = static_cast<int32_t>(h->h.tid);
+  task& t = task_of(tid);
+  const uint64_t files = sub.files ? sub.files : t.files;
+  if (const auto kind = nonfile_kind(*f)) {  // a socket's SEND, a pipe's READ: counted
+    w_.add_nonfile(op::io_uring_enter, *kind);
+    return;
+  }
+
+  event e;
+  e.ts = trace_time(h->h.ts);
+  e.dur = h->dur;
+  e.result = h->res;
+  const bool fixed = sub.flags & req_fixed_file;
+  e.fd = fixed ? fixed_fd_base + sub.fd : sub.fd;
+  switch (sub.opcode) {
+    case uring_read:
+    case uring_read_fixed:
+      e.kind = sub.off == -1 ? op::read : op::pread64;
+      e.size = sub.len;
+      break;
+    case uring_write:
+    case uring_write_fixed:
+      e.kind = sub.off == -1 ? op::write : op::pwrite64;
+      e.size = sub.len;
+      break;
+    case uring_readv:
+    case uring_readv_fixed:
+    case uring_writev:
+    case uring_writev_fixed: {
+      const bool write = sub.opcode == uring_writev || sub.opcode == uring_writev_fixed;
+      e.kind = sub.off == -1 ? (write ? op::writev : op::readv) : (write ? op::pwritev : op::preadv);
+      e.size = h->res > 0 ? static_cast<uint64_t>(h->res) : 0;  // the iovecs' total is not sent
+      e.aux = sub.len;  // iovec count
+      break;
+    }
+    case uring_fsync:
+      e.kind = sub.op_flags & fsync_datasync ? op::fdatasync : op::fsync;
+      break;
+    case uring_sync_file_range:
+      e.kind = op::sync_file_range;
+      e.offset = sub.off;
+      e.size = sub.len;
+      e.flags = sub.op_flags;
+      break;
+    case uring_fallocate:
+      e.kind = op::fallocate;
+      e.offset = sub.off;
+      e.size = sub.len;
+      e.flags = sub.op_flags;
+      break;
+    case uring_fadvise:
+      e.kind = op::fadvise64;
+      e.offset = sub.off;
+      e.size = sub.len;
+      e.flags = sub.op_flags;
+      break;
+    case uring_ftruncate:
+      e.kind = op::ftruncate;
+      e.size = sub.len;
+      break;
+    default:  // on a file, and not one fsrr knows: a newer opcode, say
+      w_.mark_incomplete(incomplete_uring_ops);
+      w_.add_nonfile(op::io_uring_enter, fd_kind::other);
+      return;
+  }
+  if (e.kind == op::read || e.kind == op::write || e.kind == op::pread64 ||
+      e.kind == op::pwrite64 || e.kind == op::readv || e.kind == op::writev ||
+      e.kind == op::preadv || e.kind == op::pwritev) {
+    const int64_t moved = h->res > 0 ? h->res : 0;
+    if (sub.off != -1) {
+      e.offset = sub.off;
+    } else {
+      e.offset = f->pos - moved;  // the file's position moved by what the request did
+    }
+    if (is_write(e.kind) && (f->f_flags & O_APPEND) && !(sub.op_flags & rwf_noappend))
+      e.offset = f->size - moved;  // appended: the end it had
+  }
+
+  // The file: as the fd table has it, else as this record (or an earlier one) describes it.
+  const fd_entry* known = fds_.find(files, e.fd, f->file);
+  if (known) {
+    e.file = known->file;
+    e.path = known->path;
+  } else {
+    uring_file& u = uring_files_[f->file];
+    if (u.ino != f->ino || u.file == no_id) {
+      u = {file_of(*f), no_id, f->ino};
+      const walk_view& walk = it.walk[0];
+      u.path = walk_path(t, walk);
+      if (u.path != no_id && !(walk.flags & FSRR_WALK_DELETED) && it.attr[0]) {
+        const observed o = observe(*f, it.attr[0], u.file);
+        tree_.existed(u.path, &o);
+      }
+    }
+    if (u.path == no_id) unresolved();
+    // Bound where the trace first meets it: the replay opens the file there.
+    bind(files, e.fd, *f, u.file, u.path, false);
+    event b;
+    b.kind = op::fd_bind;
+    b.ts = e.ts;
+    b.thread = thread_of(t, tid);
+    b.fd = e.fd;
+    b.file = u.file;
+    b.path = u.path;
+    b.offset = f->pos;
+    b.flags = f->f_flags;
+    w_.append(b);
+    e.file = u.file;
+    e.path = u.path;
+  }
+  if (!kept_.empty() && (e.path == no_id || !inside(e.path))) {
+    ++stats_.filtered;
+    return;
+  }
+  e.path = no_id;  // an fd op names its file through the fd
+  e.thread = thread_of(t, tid);
+  tree_.settle_pending(e.ts);
+  w_.append(e);
+}
+
+}  // namespace fsrr::recorder

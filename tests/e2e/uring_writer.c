@@ -1,0 +1,112 @@
+/* A program that does its file I/O through io_uring (liburing), as storage engines do, for
+ * the end-to-end tests: in DIR, 16 x 4 KiB writes to `data` four at a time, each group's last
+ * write linked to an fdatasync; a vectored write (1000 + 3000 bytes) to `other` as a
+ * registered file; a read of registered buffers and a plain read back from `data`; a write
+ * at the file's position (500 bytes at 65536); an fallocate of `other` to 1 MiB.
+ * `data` ends 66036 bytes long, `other` 1 MiB; 70036 bytes are written.
+ * With "open" as its second argument it also opens and closes a file through the ring
+ * (IORING_OP_OPENAT, IORING_OP_CLOSE), which fsrr does not replay yet. Exit 0 on success. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static struct io_uring ring;
+
+static void die(const char* what, int err) {
+  fprintf(stderr, "uring_writer: %s: %s\n", what, strerror(err < 0 ? -err : err));
+  exit(1);
+}
+
+static struct io_uring_sqe* sqe(void) {
+  struct io_uring_sqe* s = io_uring_get_sqe(&ring);
+  if (!s) die("no free SQE", EBUSY);
+  return s;
+}
+
+/* Submits what is queued and reaps `n` completions; each must have `want` (or, with want
+ * < 0, any non-negative result). */
+static void complete(unsigned n, int want) {
+  int r = io_uring_submit(&ring);
+  if (r < 0) die("io_uring_submit", r);
+  for (unsigned i = 0; i < n; i++) {
+    struct io_uring_cqe* c;
+    if ((r = io_uring_wait_cqe(&ring, &c)) < 0) die("io_uring_wait_cqe", r);
+    if (c->res < 0 || (want >= 0 && c->res != want && c->user_data != 99)) {
+      fprintf(stderr, "uring_writer: request %llu: result %d\n", (unsigned long long)c->user_data,
+              c->res);
+      exit(1);
+    }
+    io_uring_cqe_seen(&ring, c);
+  }
+}
+
+int main(int argc, char** argv) {
+  static char block[4096], big[3000], small[1000], back[4096], fixed[4096];
+  char path[4096];
+  int data, other, r;
+
+  if (argc < 2) return 2;
+  memset(block, 'u', sizeof block);
+  memset(big, 'v', sizeof big);
+  memset(small, 'w', sizeof small);
+  snprintf(path, sizeof path, "%s/data", argv[1]);
+  if ((data = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644)) < 0) die(path, errno);
+  snprintf(path, sizeof path, "%s/other", argv[1]);
+  if ((other = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644)) < 0) die(path, errno);
+  if ((r = io_uring_queue_init(8, &ring, 0)) < 0) die("io_uring_queue_init", r);
+  if ((r = io_uring_register_files(&ring, &other, 1)) < 0) die("register files", r);
+  struct iovec reg = {fixed, sizeof fixed};
+  if ((r = io_uring_register_buffers(&ring, &reg, 1)) < 0) die("register buffers", r);
+
+  for (int group = 0; group < 4; group++) {
+    for (int i = 0; i < 4; i++) {
+      struct io_uring_sqe* s = sqe();
+      io_uring_prep_write(s, data, block, sizeof block, (group * 4 + i) * 4096);
+      s->user_data = group * 4 + i;
+      if (i == 3) s->flags |= IOSQE_IO_LINK;
+    }
+    struct io_uring_sqe* s = sqe();
+    io_uring_prep_fsync(s, data, IORING_FSYNC_DATASYNC);
+    s->user_data = 99;
+    complete(5, sizeof block);
+  }
+
+  struct iovec two[2] = {{small, sizeof small}, {big, sizeof big}};
+  struct io_uring_sqe* s = sqe();
+  io_uring_prep_writev(s, 0, two, 2, 0);
+  s->flags |= IOSQE_FIXED_FILE;
+  complete(1, sizeof small + sizeof big);
+
+  s = sqe();
+  io_uring_prep_read_fixed(s, data, fixed, sizeof fixed, 0, 0);
+  s = sqe();
+  io_uring_prep_read(s, data, back, sizeof back, 8192);
+  complete(2, sizeof back);
+
+  if (lseek(data, 65536, SEEK_SET) != 65536) die("lseek", errno);
+  s = sqe();
+  io_uring_prep_write(s, data, block, 500, -1);  /* at the file's position */
+  complete(1, 500);
+
+  s = sqe();
+  io_uring_prep_fallocate(s, 0, 0, 0, 1 << 20);
+  s->flags |= IOSQE_FIXED_FILE;
+  complete(1, 0);
+
+  if (argc > 2 && strcmp(argv[2], "open") == 0) {
+    snprintf(path, sizeof path, "%s/data", argv[1]);
+    s = sqe();
+    io_uring_prep_openat(s, AT_FDCWD, path, O_RDONLY, 0);
+    complete(1, -1);
+  }
+  io_uring_queue_exit(&ring);
+  close(data);
+  close(other);
+  return 0;
+}
