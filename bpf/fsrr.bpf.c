@@ -248,6 +248,29 @@ static long iov__add(__u64 i, struct iov_ctx* c) {
   return 0;
 }
 
+/* io_submit's iocbs, from the array of pointers it was given, into the record being built
+ * in SLOT_EXIT from byte `at` on. */
+struct aio_ctx {
+  __u64 array;
+  __u32 at;
+  __u32 n;
+};
+
+static long aio__iocb(__u64 i, struct aio_ctx* c) {
+  __u8* buf = scratch_of(SLOT_EXIT);
+  __u32 off = c->at + c->n * sizeof(struct fsrr_aio_iocb);
+  __u64 ptr = 0;
+
+  if (!buf || off + sizeof(struct fsrr_aio_iocb) > FSRR_SCRATCH_HALF) return 1;
+  if (bpf_probe_read_user(&ptr, sizeof(ptr), (void*)(c->array + i * 8))) return 1;
+  barrier_var(off); /* keep the mask: the verifier needs it on the register used */
+  off &= FSRR_SCRATCH_HALF - 1;
+  *(__u64*)(buf + off) = ptr;
+  if (bpf_probe_read_user(buf + off + 8, 64, (void*)ptr)) return 1;
+  c->n++;
+  return 0;
+}
+
 /* A path argument: its string, and what the recorder needs to resolve it: the cwd for
  * names relative to AT_FDCWD, the dirfd otherwise (described if new), and for an empty name
  * (AT_EMPTY_PATH, utimensat(fd, NULL)) the dirfd's file as fd slot 0. Returns the name's
@@ -343,6 +366,30 @@ __noinline int exit_result(struct task_state* s, __u64 nr, __s64 ret, __u64 ts) 
     case FSRR_K_CHDIR:
       if (ret == 0) send_cwd(s, ts);
       break;
+    case FSRR_K_AIO_SUBMIT: {
+      struct aio_ctx c = {.array = h->args[2]};
+      __u32 p = rec__item(&r, FSRR_I_AIO, 0, FSRR_AIO_MAX * sizeof(struct fsrr_aio_iocb));
+
+      if (!p || ret <= 0) break;
+      c.at = p;
+      bpf_loop(ret > FSRR_AIO_MAX ? FSRR_AIO_MAX : ret, aio__iocb, &c, 0);
+      rec__commit(&r, p, c.n * sizeof(struct fsrr_aio_iocb), 0);
+      break;
+    }
+    case FSRR_K_AIO_EVENTS: {
+      __u64 len = ret <= 0 ? 0 : ret > FSRR_AIO_MAX ? FSRR_AIO_MAX * 32 : ret * 32;
+      __u32 p = rec__item(&r, FSRR_I_AIO, 1, FSRR_AIO_MAX * 32);
+
+      if (!p || !len) break;
+      barrier_var(len);
+      if (len > FSRR_AIO_MAX * 32) break;
+      if (bpf_probe_read_user(r.buf + (p & (FSRR_SCRATCH_HALF - 1)), len, (void*)h->args[3])) {
+        rec__set_len(&r, p - sizeof(struct fsrr_item));
+        break;
+      }
+      rec__commit(&r, p, len, 0);
+      break;
+    }
   }
   return 0;
 }
@@ -450,6 +497,8 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
     case FSRR_K_OPEN:
     case FSRR_K_IOV:
     case FSRR_K_CHDIR:
+    case FSRR_K_AIO_SUBMIT:
+    case FSRR_K_AIO_EVENTS:
       exit_result(s, nr, ret, ts);
       break;
     case FSRR_K_FCNTL:

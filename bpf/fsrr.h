@@ -15,6 +15,7 @@
 #define FSRR_FD_CACHE 16        /* per-thread memory of fds already described */
 #define FSRR_PSEUDO_FS 32       /* s_magic values of file systems that are not storage */
 #define FSRR_PATHS 8            /* --path directories the programs filter on */
+#define FSRR_AIO_MAX 128        /* iocbs or io_events copied from one call */
 
 /* What the recorder must do specially for a syscall, beyond its descriptor fields. */
 enum fsrr_kind {
@@ -30,6 +31,8 @@ enum fsrr_kind {
   FSRR_K_SETXATTR,   /* value arg 2, size arg 3: a POSIX ACL's mode bits are extracted */
   FSRR_K_CLOSE,      /* close (fd0) or close_range: the fds are no longer described */
   FSRR_K_SETXATTRAT, /* as SETXATTR, value and size in the struct xattr_args at arg 4 */
+  FSRR_K_AIO_SUBMIT, /* io_submit: the iocbs it took (the result's count, at most FSRR_AIO_MAX) */
+  FSRR_K_AIO_EVENTS, /* io_getevents, io_pgetevents: the io_events it returned (as many) */
 };
 
 /* Descriptor flags. */
@@ -156,6 +159,7 @@ enum fsrr_item_kind {
   FSRR_I_USER,     /* the descriptor's user struct */
   FSRR_I_U64,      /* slot 0: iovec total; 1: a POSIX ACL's mode bits (set-xattr);
                       2, 3: the value behind loff[0], loff[1] at exit */
+  FSRR_I_AIO,      /* slot 0: struct fsrr_aio_iocb each; 1: the struct io_event array */
 };
 
 /* flags of a WALK item */
@@ -243,6 +247,13 @@ struct fsrr_fd {
   char comm[16]; /* who holds it: the first record of a --pid task may be this one */
   struct fsrr_ids ids;
   struct fsrr_root root;
+};
+
+/* An iocb io_submit took: its address (what its io_event names as obj) and its 64 bytes
+ * (struct iocb of linux/aio_abi.h). */
+struct fsrr_aio_iocb {
+  __u64 addr;
+  __u8 iocb[64];
 };
 
 /* An io_uring request as it was submitted (kept by the programs, keyed by the request's

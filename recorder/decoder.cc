@@ -182,9 +182,16 @@ void decoder::on_record(std::span<const uint8_t> record) {
   }
 }
 
+void decoder::finish() {
+  tree_.settle_pending(UINT64_MAX);
+  // AIO requests the kernel ran that no io_getevents reaped while recording: not in the trace
+  if (!aio_pending_.empty()) w_.mark_incomplete(incomplete_aio);
+}
+
 size_t decoder::tracked() const {
   return tasks_.size() + inodes_.size() + at_path_.size() + not_storage_.size() + child_files_.size() +
-         exec_path_.size() + fds_.entries() + paths_.size() + uring_files_.size();
+         exec_path_.size() + fds_.entries() + paths_.size() + uring_files_.size() +
+         aio_pending_.size();
 }
 
 string_id decoder::name_id(std::string_view name) {

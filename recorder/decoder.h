@@ -51,7 +51,7 @@ class decoder {
   // trace incomplete; a request the decoder cannot replay does.
   void follow_uring(bool on) { uring_ = on; }
   // The recording is over: what is still pending goes to the trace.
-  void finish() { tree_.settle_pending(UINT64_MAX); }
+  void finish();
 
   path_table& paths() { return paths_; }
   // fsrr's own root, as a root of the trace: the top of paths named on its command line.
@@ -104,7 +104,7 @@ class decoder {
   void on_exit(std::span<const uint8_t> record);
   void on_cwd(std::span<const uint8_t> record);
   void on_fd(std::span<const uint8_t> record);
-  void on_uring(std::span<const uint8_t> record);  // uring_events.cc
+  void on_uring(std::span<const uint8_t> record);  // engine_events.cc
 
   // The per-op mapping (syscall_events.cc).
   void decode(syscall_ctx& c);
@@ -116,6 +116,9 @@ class decoder {
   void decode_bind(syscall_ctx& c);
   void decode_process(syscall_ctx& c);
   void decode_invisible(syscall_ctx& c);
+  // Linux AIO (engine_events.cc): io_submit's iocbs wait for the io_getevents that reaps them.
+  void decode_aio_submit(syscall_ctx& c);
+  void decode_aio_events(syscall_ctx& c);
   void decode_other(syscall_ctx& c);
   // Fills fd, file (and the fd's path) from fd slot `slot`; false, with the op counted as
   // a non-file op, if the fd is a pipe, socket, tty or the like.
@@ -207,6 +210,19 @@ class decoder {
     uint64_t ino = 0;
   };
   std::unordered_map<uint64_t, uring_file> uring_files_;
+  // AIO requests submitted and not reaped yet, by (context, iocb address).
+  struct aio_request {
+    uint64_t ts = 0;  // trace time of the io_submit
+    int32_t tid = 0;
+    uint64_t files = 0;
+    uint16_t opcode = 0;
+    int32_t fd = -1;
+    uint64_t nbytes = 0;
+    int64_t offset = 0;
+    uint32_t rw_flags = 0;
+    std::optional<fd_entry> fd_at_submit;  // what the fd was when submitted
+  };
+  std::map<std::pair<uint64_t, uint64_t>, aio_request> aio_pending_;
 };
 
 }  // namespace fsrr::recorder

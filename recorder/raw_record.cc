@@ -37,6 +37,10 @@ bool parse_items(std::span<const uint8_t> record, size_t header_len, record_item
         if (data.size() != sizeof(uint64_t)) return false;
         out.u64[it->slot] = *reinterpret_cast<const uint64_t*>(data.data());
         break;
+      case FSRR_I_AIO:
+        if (it->slot > 1) return false;
+        out.aio[it->slot] = data;
+        break;
       default:
         return false;
     }

@@ -25,6 +25,7 @@ struct record_items {
   walk_view walk[3];
   std::span<const uint8_t> user;
   std::optional<uint64_t> u64[4];  // 0: iovec total, 1: ACL mode bits, 2-3: *loff at exit
+  std::span<const uint8_t> aio[2];  // 0: fsrr_aio_iocb each (io_submit), 1: io_events
 };
 
 // Parses the items after a header of `header_len` bytes. False if the record is malformed

@@ -198,7 +198,9 @@ const std::initializer_list<row> rows = {
     {__NR_mmap, op::mmap, cap().fd(4).kind(FSRR_K_MMAP)},
     {__NR_msync, op::msync, cap()},
     {__NR_io_setup, op::io_setup, cap()},
-    {__NR_io_submit, op::io_submit, cap()},
+    {__NR_io_submit, op::io_submit, cap().kind(FSRR_K_AIO_SUBMIT)},
+    {__NR_io_getevents, op::io_getevents, cap().kind(FSRR_K_AIO_EVENTS)},
+    {__NR_io_pgetevents, op::io_getevents, cap().kind(FSRR_K_AIO_EVENTS)},
     {__NR_io_uring_setup, op::io_uring_setup, cap()},
     {__NR_io_uring_enter, op::io_uring_enter, cap().fd(0)},
 };

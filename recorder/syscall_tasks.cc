@@ -139,10 +139,12 @@ void decoder::decode_invisible(syscall_ctx& c) {
       e.flags = static_cast<uint32_t>(a[2]);
       break;
     case op::io_setup:
-    case op::io_submit:
-      e.aux = e.kind == op::io_setup ? a[0] : a[1];
-      w_.mark_incomplete(incomplete_aio);
+      e.aux = a[0];
       break;
+    case op::io_submit:
+      return decode_aio_submit(c);
+    case op::io_getevents:
+      return decode_aio_events(c);
     default:  // io_uring_setup, io_uring_enter
       if (e.kind == op::io_uring_enter) e.fd = static_cast<int32_t>(a[0]);
       e.aux = e.kind == op::io_uring_setup ? a[0] : a[1];

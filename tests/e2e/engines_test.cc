@@ -1,6 +1,7 @@
-// I/O that storage engines submit through io_uring, recorded request by request and replayed:
-// fio's io_uring engine in its modes (plain, registered files and fixed buffers, an SQPOLL
-// kernel thread submitting) and a liburing program of ours (linked fdatasync, vectored write
+// I/O that storage engines submit through io_uring and Linux AIO, recorded request by request
+// and replayed: fio's io_uring engine in its modes (plain, registered files and fixed buffers,
+// an SQPOLL kernel thread submitting), its libaio engine with O_DIRECT, and a liburing
+// program of ours (linked fdatasync, vectored write
 // to a registered file, reads into registered buffers, a write at the file's position,
 // fallocate). Each is recorded complete and replayed with the bytes it wrote, on tmpfs, ext4,
 // xfs and btrfs, 0 mismatches, verified.
@@ -49,6 +50,22 @@ TEST_CASE("fio's io_uring engine is recorded request by request and replays its 
     CHECK(info["ops"]["fsync"].get<uint64_t>() >= 1);
     replays_wrote(work.path(), 8 << 20);
   }
+}
+
+TEST_CASE("fio's libaio engine with O_DIRECT is recorded iocb by iocb and replays its bytes") {
+  if (!can_record()) return;
+  temp_dir work("/dev/shm");
+  // 2,048 writes of 4 KiB at random offsets, 32 in flight, reaped by io_getevents
+  const auto info = record_and_replay(
+      work.path(),
+      "fio --name=a --filename=f --ioengine=libaio --direct=1 --rw=randwrite --bs=4k "
+      "--size=8m --iodepth=32 --randrepeat=1 --output=/dev/null",
+      2048);
+  CHECK(info["bytes_written"] == 8 << 20);
+  CHECK(info["ops"]["pwrite64"] == 2048);
+  CHECK(info["ops"]["io_submit"].get<uint64_t>() >= 2048 / 32);
+  CHECK(info["ops"]["io_getevents"].get<uint64_t>() >= 2048 / 32);
+  replays_wrote(work.path(), 8 << 20);
 }
 
 TEST_CASE("a liburing program's linked, vectored, fixed-file and positioned requests replay") {

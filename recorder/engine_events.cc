@@ -1,4 +1,7 @@
-// io_uring requests as trace events. The programs send one record per request as it
+// What storage engines submit without a syscall per operation, as trace events: io_uring
+// requests, and Linux AIO's iocbs.
+//
+// io_uring. The programs send one record per request as it
 // completes: what was submitted (opcode, fd or fixed-file index, offset, length, flags), the
 // result, and the file it ran on. Each becomes the syscall that does the same to the file
 // (a READ at an offset is a pread64, FSYNC with DATASYNC an fdatasync), on the submitting
@@ -8,6 +11,7 @@
 // splice, driver commands) make the trace incomplete; those on no file (NOP, timeouts, polls)
 // and on sockets and pipes are counted.
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 
 #include "decoder.h"
 #include "syscall_ctx.h"
@@ -198,6 +202,104 @@ void decoder::on_uring(std::span<const uint8_t> record) {
   e.thread = thread_of(t, tid);
   tree_.settle_pending(e.ts);
   w_.append(e);
+}
+
+// Linux AIO. io_submit's record carries the iocbs it took (their addresses and contents);
+// io_getevents' the io_events it returned, each naming its iocb. A request becomes its event
+// when reaped: the syscall that does the same, on the submitting thread, at the io_submit,
+// lasting to the io_getevents' return, with the result the io_event reports. What no
+// io_getevents reaped while recording makes the trace incomplete (finish()).
+void decoder::decode_aio_submit(syscall_ctx& c) {
+  event& e = c.e;
+  const uint64_t ctx = c.h.args[0];
+  e.aux = c.h.args[1];
+  const std::span<const uint8_t> iocbs = c.it.aio[0];
+  const size_t n = iocbs.size() / sizeof(fsrr_aio_iocb);
+  if (e.result > 0 && n < static_cast<size_t>(e.result)) w_.mark_incomplete(incomplete_aio);
+  for (size_t i = 0; i < n && i < static_cast<size_t>(std::max<int64_t>(e.result, 0)); ++i) {
+    fsrr_aio_iocb raw;
+    std::memcpy(&raw, iocbs.data() + i * sizeof raw, sizeof raw);
+    iocb cb;
+    static_assert(sizeof cb == sizeof raw.iocb);
+    std::memcpy(&cb, raw.iocb, sizeof cb);
+    aio_request r;
+    r.ts = e.ts;
+    r.tid = static_cast<int32_t>(c.h.h.tid);
+    r.files = c.t.files;
+    r.opcode = cb.aio_lio_opcode;
+    r.fd = static_cast<int32_t>(cb.aio_fildes);
+    r.nbytes = cb.aio_nbytes;
+    r.offset = cb.aio_offset;
+    r.rw_flags = static_cast<uint32_t>(cb.aio_rw_flags);
+    if (const fd_entry* f = fds_.find(r.files, r.fd)) r.fd_at_submit = *f;
+    aio_pending_[{ctx, raw.addr}] = r;
+  }
+  emit(c);
+}
+
+void decoder::decode_aio_events(syscall_ctx& c) {
+  const event reaped = c.e;  // the io_getevents call itself
+  const uint64_t ctx = c.h.args[0];
+  const uint64_t done = reaped.ts + reaped.dur;
+  const std::span<const uint8_t> events = c.it.aio[1];
+  if (reaped.result > 0 && events.size() / sizeof(io_event) < static_cast<size_t>(reaped.result))
+    w_.mark_incomplete(incomplete_aio);
+  for (size_t i = 0; i + sizeof(io_event) <= events.size(); i += sizeof(io_event)) {
+    io_event ev;
+    std::memcpy(&ev, events.data() + i, sizeof ev);
+    const auto it = aio_pending_.find({ctx, ev.obj});
+    if (it == aio_pending_.end()) continue;  // submitted before the recording began
+    const aio_request r = it->second;
+    aio_pending_.erase(it);
+    event e;
+    e.ts = r.ts;
+    e.dur = done > r.ts ? done - r.ts : 0;
+    e.result = ev.res;
+    e.fd = r.fd;
+    switch (r.opcode) {
+      case IOCB_CMD_PREAD:
+      case IOCB_CMD_PWRITE:
+        e.kind = r.opcode == IOCB_CMD_PREAD ? op::pread64 : op::pwrite64;
+        e.offset = r.offset;
+        e.size = r.nbytes;
+        break;
+      case IOCB_CMD_PREADV:
+      case IOCB_CMD_PWRITEV:
+        e.kind = r.opcode == IOCB_CMD_PREADV ? op::preadv : op::pwritev;
+        e.offset = r.offset;
+        e.size = ev.res > 0 ? static_cast<uint64_t>(ev.res) : 0;  // the iovecs' total
+        e.aux = r.nbytes;                                         // iovec count
+        break;
+      case IOCB_CMD_FSYNC:
+        e.kind = op::fsync;
+        break;
+      case IOCB_CMD_FDSYNC:
+        e.kind = op::fdatasync;
+        break;
+      default:  // POLL, NOOP: no file I/O
+        w_.add_nonfile(op::io_submit, fd_kind::other);
+        continue;
+    }
+    const fd_entry* f = r.fd_at_submit ? &*r.fd_at_submit : fds_.find(r.files, r.fd);
+    if (!f) {
+      unresolved();
+      continue;
+    }
+    if (f->nonfile) {
+      w_.add_nonfile(e.kind, f->kind);
+      continue;
+    }
+    if (!kept_.empty() && (f->path == no_id || !inside(f->path))) {
+      ++stats_.filtered;
+      continue;
+    }
+    e.file = f->file;
+    task& t = task_of(r.tid);
+    e.thread = thread_of(t, r.tid);
+    tree_.settle_pending(e.ts);
+    w_.append(e);
+  }
+  emit(c);
 }
 
 }  // namespace fsrr::recorder
