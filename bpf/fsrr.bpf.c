@@ -339,6 +339,23 @@ __noinline int exit_args(struct task_state* s, __u64 nr, __s64 ret, __u64 ts) {
   return 0;
 }
 
+/* The file a task maps shared at an address, and the offset there (write faults, msync). */
+#define FSRR_PF_WRITE 2 /* x86 page fault error code: a write */
+#define FSRR_VM_SHARED 8
+
+struct fault_ctx {
+  __u64 addr;
+  __u64 file;
+  __u64 offset;
+};
+
+static long fault__vma(struct task_struct* task, struct vm_area_struct* vma, struct fault_ctx* c) {
+  if (!vma->vm_file || !(vma->vm_flags & FSRR_VM_SHARED)) return 0;
+  c->file = (__u64)vma->vm_file;
+  c->offset = ((c->addr - vma->vm_start) & ~4095ull) + ((__u64)vma->vm_pgoff << 12);
+  return 0;
+}
+
 /* what the call made: a new file, a new cwd, an iovec total */
 __noinline int exit_result(struct task_state* s, __u64 nr, __s64 ret, __u64 ts) {
   struct task_struct* task = KPTR(task_struct, bpf_get_current_task_btf());
@@ -374,6 +391,13 @@ __noinline int exit_result(struct task_state* s, __u64 nr, __s64 ret, __u64 ts) 
       c.at = p;
       bpf_loop(ret > FSRR_AIO_MAX ? FSRR_AIO_MAX : ret, aio__iocb, &c, 0);
       rec__commit(&r, p, c.n * sizeof(struct fsrr_aio_iocb), 0);
+      break;
+    }
+    case FSRR_K_MSYNC: {
+      struct fault_ctx c = {.addr = h->args[0]};
+
+      if (!bpf_find_vma(bpf_get_current_task_btf(), h->args[0], fault__vma, &c, 0) && c.file)
+        rec__fdptr(&r, 0, c.file);
       break;
     }
     case FSRR_K_AIO_EVENTS: {
@@ -499,6 +523,7 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
     case FSRR_K_CHDIR:
     case FSRR_K_AIO_SUBMIT:
     case FSRR_K_AIO_EVENTS:
+    case FSRR_K_MSYNC:
       exit_result(s, nr, ret, ts);
       break;
     case FSRR_K_FCNTL:
@@ -750,6 +775,54 @@ int BPF_PROG(fsrr_uring_complete, struct io_ring_ctx* ring, void* req, struct io
 done:
   bpf_map_delete_elem(&uring_inflight, &key);
   return 0;
+}
+
+/* Stores through shared mappings of files: a write fault on a traced task's VM_SHARED file
+ * mapping dirties the page it hits. From user mode (the store itself) and kernel mode (a
+ * read() into the mapping). */
+static __always_inline int write_fault(unsigned long address, unsigned long error_code) {
+  struct task_struct* cur = bpf_get_current_task_btf();
+  struct fault_ctx c = {.addr = address};
+  struct fsrr_mmap_write* h;
+  struct fsrr_file f;
+  struct rec r;
+  __u64* walked;
+
+  if (!(error_code & FSRR_PF_WRITE) || !bpf_task_storage_get(&state, cur, 0, 0)) return 0;
+  if (bpf_find_vma(cur, address, fault__vma, &c, 0)) {
+    count(FSRR_C_FAULT_MISSED); /* its mm was busy: it may have been a mapped file's page */
+    return 0;
+  }
+  if (!c.file) return 0; /* anonymous or private memory */
+  extract__file(c.file, &f);
+  if (!storage_file(&f) || !rec__open(&r, SLOT_FAULT, sizeof(*h))) return 0;
+  h = (void*)r.buf;
+  h->h.type = FSRR_REC_MMAP_WRITE;
+  h->h.flags = 0;
+  h->h.tid = extract__host_tid(KPTR(task_struct, cur));
+  h->h.ts = bpf_ktime_get_ns();
+  h->files = (__u64)KPTR(task_struct, cur)->files;
+  h->offset = c.offset;
+  rec__file(&r, 0, &f);
+  walked = bpf_map_lookup_elem(&uring_files, &c.file);
+  if (!walked || *walked != f.ino) {
+    rec__attr(&r, 0, c.file);
+    rec__file_walk(&r, 0, c.file, (__u64)cur);
+    bpf_map_update_elem(&uring_files, &c.file, &f.ino, BPF_ANY);
+  }
+  rec__send(&r);
+  return 0;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(fsrr_fault_user, unsigned long address, struct pt_regs* regs, unsigned long error_code) {
+  return write_fault(address, error_code);
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(fsrr_fault_kernel, unsigned long address, struct pt_regs* regs,
+             unsigned long error_code) {
+  return write_fault(address, error_code);
 }
 
 /* The open files of the --pid processes, as FSRR_REC_FD records. */

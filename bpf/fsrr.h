@@ -33,6 +33,7 @@ enum fsrr_kind {
   FSRR_K_SETXATTRAT, /* as SETXATTR, value and size in the struct xattr_args at arg 4 */
   FSRR_K_AIO_SUBMIT, /* io_submit: the iocbs it took (the result's count, at most FSRR_AIO_MAX) */
   FSRR_K_AIO_EVENTS, /* io_getevents, io_pgetevents: the io_events it returned (as many) */
+  FSRR_K_MSYNC,      /* the file mapped shared at arg 0, if any, as fd slot 0's file */
 };
 
 /* Descriptor flags. */
@@ -85,6 +86,7 @@ enum fsrr_rec_type {
   FSRR_REC_CWD, /* the cwd of an fs_struct */
   FSRR_REC_FD,  /* an fd seen for the first time: what it refers to */
   FSRR_REC_URING, /* an io_uring request, sent as it completes */
+  FSRR_REC_MMAP_WRITE, /* a write fault on a shared mapping of a file: a page dirtied */
 };
 
 struct fsrr_rec_hdr {
@@ -284,6 +286,15 @@ struct fsrr_uring {
   __u32 done_tid; /* who completed it: the submitter, an io-wq worker, the SQ thread */
 };
 
+/* A store through a shared mapping of a file faulted: the page it dirties (the kernel
+ * write-protects clean shared pages, so each page faults once per writeback). Followed by a
+ * FILE item (slot 0) for the mapped file and, the first time, its ATTR and WALK items. */
+struct fsrr_mmap_write {
+  struct fsrr_rec_hdr h; /* tid, ts: the faulting thread, the fault */
+  __u64 files;
+  __u64 offset; /* of the page in the file */
+};
+
 /* An fd a thread has already described to the recorder. */
 struct fd_memo {
   __u64 file; /* struct file * */
@@ -325,6 +336,7 @@ enum fsrr_counter {
   FSRR_C_PAUSED,   /* entries added to the paused map, whatever the reason */
   FSRR_C_FILTERED, /* syscalls on files outside the --path directories: counted, not sent */
   FSRR_C_URING_FULL, /* io_uring requests not followed: more in flight than the map holds */
+  FSRR_C_FAULT_MISSED, /* write faults on mappings whose vma could not be looked up */
   FSRR_C_COUNT,
 };
 

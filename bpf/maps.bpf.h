@@ -42,6 +42,7 @@ enum scratch_slot {
   SLOT_ENTER,    /* records sys_enter emits */
   SLOT_TASK,     /* sched_process_* and the fd iterator */
   SLOT_URING,    /* io_uring completions */
+  SLOT_FAULT,    /* write faults on shared file mappings */
   SLOT_COUNT,
 };
 
@@ -112,8 +113,8 @@ struct {
   __type(value, struct fsrr_uring_sub);
 } uring_inflight SEC(".maps");
 
-/* Files whose path and inode state an io_uring record carried (struct file * -> inode
- * number): a request on one of them sends the file's identity alone. */
+/* Files whose path and inode state an io_uring or mapped-write record carried (struct file *
+ * -> inode number): a later record on one of them sends the file's identity alone. */
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
   __uint(max_entries, 4096);

@@ -122,6 +122,8 @@ enum class trace_kind : uint8_t { recording = 0, snapshot = 1 };
 
 // An io_uring request on a registered (fixed) file names it as this fd plus its index.
 inline constexpr int32_t fixed_fd_base = 1 << 16;
+// A file written through a shared mapping is written through this fd plus a number of its own.
+inline constexpr int32_t mapped_fd_base = 1 << 17;
 
 // Why a trace cannot be replayed exactly, beyond lost events.
 enum incomplete_bit : uint64_t {

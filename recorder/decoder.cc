@@ -177,6 +177,9 @@ void decoder::on_record(std::span<const uint8_t> record) {
     case FSRR_REC_URING:
       on_uring(record);
       break;
+    case FSRR_REC_MMAP_WRITE:
+      on_mmap_write(record);
+      break;
     default:
       ++stats_.malformed;
   }

@@ -50,6 +50,9 @@ class decoder {
   // The programs follow io_uring requests (probes::uring): io_uring_setup no longer makes the
   // trace incomplete; a request the decoder cannot replay does.
   void follow_uring(bool on) { uring_ = on; }
+  // The programs follow write faults on shared file mappings (probes::mapped_writes): a
+  // writable shared mapping no longer makes the trace incomplete.
+  void follow_mapped_writes(bool on) { mapped_writes_ = on; }
   // The recording is over: what is still pending goes to the trace.
   void finish();
 
@@ -105,6 +108,11 @@ class decoder {
   void on_cwd(std::span<const uint8_t> record);
   void on_fd(std::span<const uint8_t> record);
   void on_uring(std::span<const uint8_t> record);  // engine_events.cc
+  void on_mmap_write(std::span<const uint8_t> record);  // engine_events.cc
+  // The file a record's FILE (and ATTR, WALK) items describe, as an fd of `files`: the fd
+  // `fd` if the table has that file there, else bound there now (an fd_bind event).
+  struct fd_ref bind_engine_fd(task& t, int32_t tid, uint64_t files, int32_t fd,
+                               const fsrr_file& f, const record_items& it, uint64_t ts);
 
   // The per-op mapping (syscall_events.cc).
   void decode(syscall_ctx& c);
@@ -203,11 +211,17 @@ class decoder {
   uint64_t next_socket_ = 0;
   std::unordered_map<std::string, string_id, string_hash, std::equal_to<>> names_;
   bool uring_ = false;
+  bool mapped_writes_ = false;
+  // The fd a file mapped shared is written through in the trace, per fd table: from
+  // mapped_fd_base on, one per file.
+  std::map<std::pair<uint64_t, uint64_t>, int32_t> mapped_fds_;  // (files, struct file *)
+  std::unordered_map<uint64_t, int32_t> next_mapped_fd_;           // files -> the next one
   // Files io_uring requests ran on, by struct file *, as their records first described them.
   struct uring_file {
     file_id file = no_id;
     path_id path = no_id;
     uint64_t ino = 0;
+    bool ipc = false;  // mapped memory shared through it, not storage
   };
   std::unordered_map<uint64_t, uring_file> uring_files_;
   // AIO requests submitted and not reaped yet, by (context, iocb address).

@@ -1,5 +1,5 @@
 // What storage engines submit without a syscall per operation, as trace events: io_uring
-// requests, and Linux AIO's iocbs.
+// requests, Linux AIO's iocbs, and stores through shared mappings of files.
 //
 // io_uring. The programs send one record per request as it
 // completes: what was submitted (opcode, fd or fixed-file index, offset, length, flags), the
@@ -11,6 +11,9 @@
 // splice, driver commands) make the trace incomplete; those on no file (NOP, timeouts, polls)
 // and on sockets and pipes are counted.
 #include <fcntl.h>
+
+#include <algorithm>
+#include <cstring>
 #include <linux/aio_abi.h>
 
 #include "decoder.h"
@@ -68,6 +71,91 @@ constexpr uint64_t req_fixed_file = 1;  // REQ_F_FIXED_FILE: IOSQE_FIXED_FILE
 constexpr uint32_t fsync_datasync = 1;  // IORING_FSYNC_DATASYNC
 
 }  // namespace
+
+decoder::fd_ref decoder::bind_engine_fd(task& t, int32_t tid, uint64_t files, int32_t fd,
+                                        const fsrr_file& f, const record_items& it, uint64_t ts) {
+  fd_ref r;
+  if (const fd_entry* known = fds_.find(files, fd, f.file)) {
+    r.file = known->file;
+    r.path = known->path;
+    return r;
+  }
+  // As this record (or an earlier one on the same struct file) describes it.
+  uring_file& u = uring_files_[f.file];
+  if (u.ino != f.ino || u.file == no_id) {
+    u = {file_of(f), no_id, f.ino};
+    const walk_view& walk = it.walk[0];
+    u.path = walk_path(t, walk);
+    if (u.path != no_id && !(walk.flags & FSRR_WALK_DELETED) && it.attr[0]) {
+      const observed o = observe(f, it.attr[0], u.file);
+      tree_.existed(u.path, &o);
+    }
+  }
+  if (u.path == no_id) unresolved();
+  // Bound where the trace first meets it: the replay opens the file there.
+  bind(files, fd, f, u.file, u.path, false);
+  event b;
+  b.kind = op::fd_bind;
+  b.ts = ts;
+  b.thread = thread_of(t, tid);
+  b.fd = fd;
+  b.file = u.file;
+  b.path = u.path;
+  b.offset = f.pos;
+  b.flags = f.f_flags;
+  w_.append(b);
+  r.file = u.file;
+  r.path = u.path;
+  return r;
+}
+
+// A page dirtied through a shared mapping: a pwrite64 of that page (up to the file's end)
+// through an fd the trace gives the file in the faulting thread's table.
+void decoder::on_mmap_write(std::span<const uint8_t> record) {
+  constexpr uint64_t page = 4096;
+  const auto* h = header_as<fsrr_mmap_write>(record);
+  record_items it;
+  if (!h || !parse_items(record, sizeof *h, it) || !it.file[0]) {
+    ++stats_.malformed;
+    return;
+  }
+  const fsrr_file& f = *it.file[0];
+  const auto tid = static_cast<int32_t>(h->h.tid);
+  task& t = task_of(tid);
+  const uint64_t files = h->files ? h->files : t.files;
+  if (f.size <= 0 || h->offset >= static_cast<uint64_t>(f.size)) return;  // SIGBUS, no write
+  // Memory shared through a file no path names (MAP_SHARED|MAP_ANONYMOUS, memfd, SysV shm) or
+  // a POSIX shared-memory object: IPC, as their fds are
+  const walk_view& walk = it.walk[0];
+  uring_file& known = uring_files_[f.file];
+  if (known.ino == f.ino && known.ipc) return;
+  if (walk.present) {
+    const path_id p = walk_path(t, walk);
+    if (p == no_id || shm_object(p, f)) {
+      known = {no_id, no_id, f.ino, true};
+      w_.add_nonfile(op::mmap, fd_kind::other);
+      return;
+    }
+  }
+  auto [at, added] = mapped_fds_.try_emplace({files, f.file}, 0);
+  if (added) at->second = mapped_fd_base + next_mapped_fd_[files]++;
+  event e;
+  e.kind = op::pwrite64;
+  e.ts = trace_time(h->h.ts);
+  e.fd = at->second;
+  e.offset = static_cast<int64_t>(h->offset);
+  e.size = std::min<uint64_t>(page, static_cast<uint64_t>(f.size) - h->offset);
+  e.result = static_cast<int64_t>(e.size);
+  const fd_ref r = bind_engine_fd(t, tid, files, e.fd, f, it, e.ts);
+  if (!kept_.empty() && (r.path == no_id || !inside(r.path))) {
+    ++stats_.filtered;
+    return;
+  }
+  e.file = r.file;
+  e.thread = thread_of(t, tid);
+  tree_.settle_pending(e.ts);
+  w_.append(e);
+}
 
 void decoder::on_uring(std::span<const uint8_t> record) {
   const auto* h = header_as<fsrr_uring>(record);
@@ -162,38 +250,9 @@ void decoder::on_uring(std::span<const uint8_t> record) {
       e.offset = f->size - moved;  // appended: the end it had
   }
 
-  // The file: as the fd table has it, else as this record (or an earlier one) describes it.
-  const fd_entry* known = fds_.find(files, e.fd, f->file);
-  if (known) {
-    e.file = known->file;
-    e.path = known->path;
-  } else {
-    uring_file& u = uring_files_[f->file];
-    if (u.ino != f->ino || u.file == no_id) {
-      u = {file_of(*f), no_id, f->ino};
-      const walk_view& walk = it.walk[0];
-      u.path = walk_path(t, walk);
-      if (u.path != no_id && !(walk.flags & FSRR_WALK_DELETED) && it.attr[0]) {
-        const observed o = observe(*f, it.attr[0], u.file);
-        tree_.existed(u.path, &o);
-      }
-    }
-    if (u.path == no_id) unresolved();
-    // Bound where the trace first meets it: the replay opens the file there.
-    bind(files, e.fd, *f, u.file, u.path, false);
-    event b;
-    b.kind = op::fd_bind;
-    b.ts = e.ts;
-    b.thread = thread_of(t, tid);
-    b.fd = e.fd;
-    b.file = u.file;
-    b.path = u.path;
-    b.offset = f->pos;
-    b.flags = f->f_flags;
-    w_.append(b);
-    e.file = u.file;
-    e.path = u.path;
-  }
+  const fd_ref r = bind_engine_fd(t, tid, files, e.fd, *f, it, e.ts);
+  e.file = r.file;
+  e.path = r.path;
   if (!kept_.empty() && (e.path == no_id || !inside(e.path))) {
     ++stats_.filtered;
     return;

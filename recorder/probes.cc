@@ -173,7 +173,9 @@ result<void> probes::open(Skel* (*open_skeleton)(const bpf_object_open_opts*),
           skel->progs.fsrr_exit,
           skel->progs.fsrr_task_files,
           skel->progs.fsrr_uring_submit,
-          skel->progs.fsrr_uring_complete};
+          skel->progs.fsrr_uring_complete,
+          skel->progs.fsrr_fault_user,
+          skel->progs.fsrr_fault_kernel};
   auto& ro = *skel->rodata;
   ro.targ_self_tgid = static_cast<uint32_t>(::getpid());
   const auto pidns = own_pid_namespace();
@@ -253,6 +255,9 @@ result<void> probes::load_programs(const probe_options& options) {
   uring_ = kernel_has_tracepoints({"io_uring_submit_req", "io_uring_complete"});
   bpf_program__set_autoload(bpf_.uring_submit, uring_);
   bpf_program__set_autoload(bpf_.uring_complete, uring_);
+  faults_ = kernel_has_tracepoints({"page_fault_user", "page_fault_kernel"});
+  bpf_program__set_autoload(bpf_.fault_user, faults_);
+  bpf_program__set_autoload(bpf_.fault_kernel, faults_);
 
   const int err = bpf_object__load_skeleton(bpf_.object);
   if (!err) return {};
@@ -281,6 +286,7 @@ probes::probes(probes&& o) noexcept
     : bpf_(std::exchange(o.bpf_, {})),
       exact_(o.exact_),
       uring_(o.uring_),
+      faults_(o.faults_),
       ring_bytes_(o.ring_bytes_),
       sink_(std::move(o.sink_)),
       attached_(std::exchange(o.attached_, false)) {}
@@ -357,8 +363,9 @@ std::vector<uint64_t> probes::counter(uint32_t which) const {
 
 uint64_t probes::missed_runs() const {
   uint64_t total = 0;
-  bpf_program* progs[] = {bpf_.sys_enter, bpf_.sys_exit,     bpf_.fork,          bpf_.exec,
-                          bpf_.exit,      bpf_.uring_submit, bpf_.uring_complete};
+  bpf_program* progs[] = {bpf_.sys_enter,      bpf_.sys_exit,       bpf_.fork,
+                          bpf_.exec,           bpf_.exit,           bpf_.uring_submit,
+                          bpf_.uring_complete, bpf_.fault_user,     bpf_.fault_kernel};
   for (bpf_program* p : progs) {
     if (bpf_program__fd(p) < 0) continue;  // not loaded
     bpf_prog_info info{};

@@ -76,6 +76,8 @@ class probes {
   bool exact() const { return exact_; }
   // Whether io_uring requests are followed (the kernel has the io_uring tracepoints).
   bool uring() const { return uring_; }
+  // Whether write faults on shared file mappings are followed (the page fault tracepoints).
+  bool mapped_writes() const { return faults_; }
 
  private:
   // What is used of a skeleton, whichever of the two builds it is.
@@ -86,7 +88,7 @@ class probes {
             *paused = nullptr, *roots = nullptr, *cgroup_of = nullptr, *path_filter = nullptr;
     bpf_program *sys_enter = nullptr, *sys_exit = nullptr, *fork = nullptr, *exec = nullptr,
                 *exit = nullptr, *task_files = nullptr, *uring_submit = nullptr,
-                *uring_complete = nullptr;
+                *uring_complete = nullptr, *fault_user = nullptr, *fault_kernel = nullptr;
   };
   explicit probes(record_sink sink) : sink_(std::move(sink)) {}
   template <class Skel>
@@ -99,6 +101,7 @@ class probes {
   handles bpf_;
   bool exact_ = false;
   bool uring_ = false;
+  bool faults_ = false;
   uint64_t ring_bytes_ = 0;
   record_sink sink_;  // what read_open_files() finds
   bool attached_ = false;

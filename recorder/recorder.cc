@@ -384,6 +384,9 @@ class recording {
     uint64_t unfollowed = 0;  // io_uring requests beyond what the in-flight map holds
     for (uint64_t n : bpf_->counter(FSRR_C_URING_FULL)) unfollowed += n;
     if (unfollowed) writer_.mark_incomplete(incomplete_io_uring);
+    uint64_t missed_faults = 0;  // write faults whose mapping could not be looked up
+    for (uint64_t n : bpf_->counter(FSRR_C_FAULT_MISSED)) missed_faults += n;
+    if (missed_faults) writer_.mark_incomplete(incomplete_shared_mmap);
     writer_.add_clock_pair(end, static_cast<int64_t>(clock_ns(CLOCK_REALTIME)));
     FSRR_TRY(writer_.finish());
 
@@ -449,6 +452,7 @@ class recording {
     if (!loaded) return tl::unexpected(loaded.error());
     bpf_.emplace(std::move(*loaded));
     dec_.follow_uring(bpf_->uring());
+    dec_.follow_mapped_writes(bpf_->mapped_writes());
     roots_.on_new([this](const root_key& k) { bpf_->add_root(k.bpf()); });
     pauses_.emplace(
         bpf_->paused_fd(), ring_bytes / 8, [this](pid_t pid) { roots_.grab(pid); },

@@ -196,7 +196,7 @@ const std::initializer_list<row> rows = {
     {__NR_execveat, op::execveat, cap().path(1, 0).kind(FSRR_K_EXEC)},
     // invisible to syscall tracing
     {__NR_mmap, op::mmap, cap().fd(4).kind(FSRR_K_MMAP)},
-    {__NR_msync, op::msync, cap()},
+    {__NR_msync, op::msync, cap().kind(FSRR_K_MSYNC)},
     {__NR_io_setup, op::io_setup, cap()},
     {__NR_io_submit, op::io_submit, cap().kind(FSRR_K_AIO_SUBMIT)},
     {__NR_io_getevents, op::io_getevents, cap().kind(FSRR_K_AIO_EVENTS)},

@@ -129,15 +129,29 @@ void decoder::decode_invisible(syscall_ctx& c) {
       e.mode = static_cast<uint32_t>(a[2]);
       const uint32_t type = e.flags & 0x0f;  // MAP_TYPE
       const fsrr_fdref* f = c.it.ref[0];
+      // Stores through it are invisible to syscalls; the write faults show them, if followed.
       if (e.result >= 0 && (type == MAP_SHARED || type == MAP_SHARED_VALIDATE) &&
-          (e.mode & PROT_WRITE) && f && (f->f_flags & O_ACCMODE) != O_RDONLY)
+          (e.mode & PROT_WRITE) && f && (f->f_flags & O_ACCMODE) != O_RDONLY && !mapped_writes_)
         w_.mark_incomplete(incomplete_shared_mmap);
       break;
     }
-    case op::msync:
+    case op::msync: {
       e.size = a[1];
       e.flags = static_cast<uint32_t>(a[2]);
+      // MS_SYNC on a file whose mapped writes the trace has: an fdatasync of it (the kernel
+      // syncs the range's data); MS_ASYNC does nothing since Linux 2.6.19.
+      const fsrr_fdref* mapped = c.it.ref[0];
+      const auto fd = mapped ? mapped_fds_.find({c.t.files, mapped->file}) : mapped_fds_.end();
+      if (!(e.flags & MS_SYNC) || fd == mapped_fds_.end()) break;
+      const fd_entry* f = fds_.find(c.t.files, fd->second, mapped->file);
+      if (!f) break;
+      e.kind = op::fdatasync;
+      e.fd = fd->second;
+      e.file = f->file;
+      e.size = 0;
+      e.flags = 0;
       break;
+    }
     case op::io_setup:
       e.aux = a[0];
       break;
