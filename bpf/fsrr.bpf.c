@@ -339,8 +339,7 @@ __noinline int exit_args(struct task_state* s, __u64 nr, __s64 ret, __u64 ts) {
   return 0;
 }
 
-/* The file a task maps shared at an address, and the offset there (write faults, msync). */
-#define FSRR_PF_WRITE 2 /* x86 page fault error code: a write */
+/* The file a task maps shared at an address, and the offset there (msync). */
 #define FSRR_VM_SHARED 8
 
 struct fault_ctx {
@@ -354,6 +353,89 @@ static long fault__vma(struct task_struct* task, struct vm_area_struct* vma, str
   c->file = (__u64)vma->vm_file;
   c->offset = ((c->addr - vma->vm_start) & ~4095ull) + ((__u64)vma->vm_pgoff << 12);
   return 0;
+}
+
+static const struct fsrr_shared_maps no_shared_maps; /* a process's table as it begins */
+
+/* The shared_maps table. [start, end) is no longer what it was: mappings in it are cut to
+ * what lies outside (one it splits in two keeps its whole range: nothing else can be mapped
+ * in the hole without another mmap, which cuts it again, and a fault there is the hole's).
+ * Returns whether a followed mapping was there. */
+static __always_inline bool shared_maps_cut(struct fsrr_shared_maps* t, __u64 start, __u64 end) {
+  bool hit = false;
+
+  for (int i = 0; i < FSRR_SHARED_MAPS; i++) {
+    struct fsrr_shared_map* m = &t->m[i];
+
+    if (!m->end || m->end <= start || m->start >= end) continue;
+    hit = true;
+    if (start <= m->start && end >= m->end) {
+      m->end = 0;
+    } else if (start <= m->start) {
+      m->pgoff += (end - m->start) >> 12;
+      m->start = end;
+    } else if (end >= m->end) {
+      m->end = start;
+    } else {
+      m->end = 0; /* a hole in the middle: the rest is not followed */
+      count(FSRR_C_FAULT_MISSED);
+    }
+  }
+  return hit;
+}
+
+/* After a successful mmap, munmap or mremap of the current process. */
+static __always_inline void shared_maps_update(struct task_struct* task, __u32 kind,
+                                               const __u64* args, long ret, __u64 fptr) {
+  __u32 tgid = extract__host_tgid(task);
+  struct fsrr_shared_maps* t = bpf_map_lookup_elem(&shared_maps, &tgid);
+  __u64 len = (args[1] + 4095) & ~4095ull;
+  struct inode* inode;
+
+  if (kind == FSRR_K_MUNMAP) {
+    if (!t) return;
+    if (ret) return; /* munmap failed; mremap's ret is an address */
+    shared_maps_cut(t, args[0], args[0] + len);
+    return;
+  }
+  if ((__u64)ret >= (__u64)-4095) return; /* failed */
+  if (t) shared_maps_cut(t, ret, ret + len);
+  if ((args[3] & 0xf) != 1 && (args[3] & 0xf) != 3) return; /* MAP_SHARED(_VALIDATE) */
+  if (!(args[2] & 2) || (args[3] & MAP_ANONYMOUS) || !fptr) return; /* PROT_WRITE, a file */
+  inode = KPTR(file, fptr)->f_inode;
+  if (!inode || !mode_has_path(inode->i_mode) || pseudo_fs(inode->i_sb->s_magic)) return;
+  if (!t) {
+    bpf_map_update_elem(&shared_maps, &tgid, &no_shared_maps, BPF_NOEXIST);
+    t = bpf_map_lookup_elem(&shared_maps, &tgid);
+    if (!t) {
+      count(FSRR_C_FAULT_MISSED);
+      return;
+    }
+  }
+  for (int i = 0; i < FSRR_SHARED_MAPS; i++) {
+    struct fsrr_shared_map* m = &t->m[i];
+
+    if (m->end) continue;
+    m->start = ret;
+    m->end = ret + len;
+    m->file = fptr;
+    m->pgoff = args[5] >> 12;
+    return;
+  }
+  count(FSRR_C_FAULT_MISSED); /* more than the table holds */
+}
+
+/* mremap(old, old_len, new_len, ...): the old range is gone; a followed mapping moved or
+ * resized is followed no more (counted: the trace says so). */
+static __always_inline void shared_maps_moved(struct task_struct* task, const __u64* args,
+                                              long ret) {
+  __u32 tgid = extract__host_tgid(task);
+  struct fsrr_shared_maps* t = bpf_map_lookup_elem(&shared_maps, &tgid);
+  __u64 old_len = (args[1] + 4095) & ~4095ull, new_len = (args[2] + 4095) & ~4095ull;
+
+  if (!t || (__u64)ret >= (__u64)-4095) return;
+  if (shared_maps_cut(t, args[0], args[0] + old_len)) count(FSRR_C_FAULT_MISSED);
+  shared_maps_cut(t, ret, ret + new_len);
 }
 
 /* what the call made: a new file, a new cwd, an iovec total */
@@ -467,6 +549,16 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
   if (nr >= FSRR_MAX_SYSCALLS) return 0;
   sc = &targ_sc[nr];
   ts = s->enter_ts;
+  if (sc->kind == FSRR_K_MUNMAP) { /* the shared mappings' table only: nothing is sent */
+    __u64 args[6];
+
+    extract__args(regs, args);
+    if (nr == 25) /* mremap */
+      shared_maps_moved(task, args, ret);
+    else
+      shared_maps_update(task, FSRR_K_MUNMAP, args, ret, 0);
+    return 0;
+  }
   fs = task->fs;
   if (!(s->flags & TASK_ANNOUNCED) || s->files != (__u64)task->files || s->fs != (__u64)fs ||
       (fs && (s->root_mnt != (__u64)fs->root.mnt || s->root_dentry != (__u64)fs->root.dentry)))
@@ -515,6 +607,11 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
     rec__fdref(&r, 1, describe_fd(task, s, (int)v, SLOT_SIDE, ts));
   }
 
+  if (sc->kind == FSRR_K_MMAP)
+    shared_maps_update(task, FSRR_K_MMAP, h->args, ret,
+                       (h->args[3] & MAP_ANONYMOUS) || (long)h->args[4] < 0
+                           ? 0
+                           : extract__fd_file(task, (int)h->args[4]));
   if (has_args(sc, h->args, ret)) exit_args(s, nr, ret, ts);
 
   switch (sc->kind) {
@@ -573,6 +670,15 @@ int BPF_PROG(fsrr_fork, struct task_struct* tparent, struct task_struct* tchild)
     for (i = 0; i < FSRR_FD_CACHE; i++) cs->seen[i] = ps->seen[i];
     cs->flags |= ps->flags & (TASK_SPAWNED | TASK_OWN_ROOT);
   }
+  if (extract__host_tgid(child) != extract__host_tgid(parent)) { /* a process: its mappings */
+    __u32 ptgid = extract__host_tgid(parent), ctgid = extract__host_tgid(child);
+    struct fsrr_shared_maps* pm = bpf_map_lookup_elem(&shared_maps, &ptgid);
+
+    if (pm)
+      bpf_map_update_elem(&shared_maps, &ctgid, pm, BPF_ANY);
+    else
+      bpf_map_delete_elem(&shared_maps, &ctgid);
+  }
   if (!rec__open(&r, SLOT_TASK, sizeof(*h))) return 0;
   h = (void*)r.buf;
   h->h.type = FSRR_REC_FORK;
@@ -611,6 +717,11 @@ int BPF_PROG(fsrr_exec, struct task_struct* tp, pid_t old_pid, struct linux_binp
 
   if (!s) return 0;
   forget_fds(s); /* close-on-exec and unshared tables */
+  {
+    __u32 tgid = extract__host_tgid(p);
+
+    bpf_map_delete_elem(&shared_maps, &tgid); /* a new address space */
+  }
   if (!rec__open(&r, SLOT_TASK, sizeof(*h))) return 0;
   h = (void*)r.buf;
   h->h.type = FSRR_REC_EXEC;
@@ -642,6 +753,11 @@ int BPF_PROG(fsrr_exit, struct task_struct* tp) {
   if (!bpf_task_storage_get(&state, tp, 0, 0)) return 0;
   files = p->files;
   fs = p->fs;
+  if (p->pid == p->tgid) { /* the process's leader: its address space goes with it */
+    __u32 tgid = extract__host_tgid(p);
+
+    bpf_map_delete_elem(&shared_maps, &tgid);
+  }
   if (!rec__open(&r, SLOT_TASK, sizeof(*h))) return 0;
   h = (void*)r.buf;
   h->h.type = FSRR_REC_EXIT;
@@ -780,18 +896,30 @@ done:
 /* Stores through shared mappings of files: a write fault on a traced task's VM_SHARED file
  * mapping dirties the page it hits. From user mode (the store itself) and kernel mode (a
  * read() into the mapping). */
+#define FSRR_PF_WRITE 2 /* x86 page fault error code: a write */
+
 static __always_inline int write_fault(unsigned long address, unsigned long error_code) {
   struct task_struct* cur = bpf_get_current_task_btf();
   struct fault_ctx c = {.addr = address};
+  struct fsrr_shared_maps* t;
   struct fsrr_mmap_write* h;
   struct fsrr_file f;
   struct rec r;
   __u64* walked;
+  __u32 tgid;
 
   if (!(error_code & FSRR_PF_WRITE) || !bpf_task_storage_get(&state, cur, 0, 0)) return 0;
-  if (bpf_find_vma(cur, address, fault__vma, &c, 0)) {
-    count(FSRR_C_FAULT_MISSED); /* its mm was busy: it may have been a mapped file's page */
-    return 0;
+  tgid = extract__host_tgid(KPTR(task_struct, cur));
+  t = bpf_map_lookup_elem(&shared_maps, &tgid);
+  if (!t) return 0; /* no writable shared file mapping */
+  for (int i = 0; i < FSRR_SHARED_MAPS; i++) {
+    struct fsrr_shared_map* m = &t->m[i];
+
+    if (m->end && m->start <= address && address < m->end) {
+      c.file = m->file;
+      c.offset = ((address - m->start) & ~4095ull) + (m->pgoff << 12);
+      break;
+    }
   }
   if (!c.file) return 0; /* anonymous or private memory */
   extract__file(c.file, &f);

@@ -16,6 +16,7 @@
 #define FSRR_PSEUDO_FS 32       /* s_magic values of file systems that are not storage */
 #define FSRR_PATHS 8            /* --path directories the programs filter on */
 #define FSRR_AIO_MAX 128        /* iocbs or io_events copied from one call */
+#define FSRR_SHARED_MAPS 16     /* writable shared file mappings followed per process */
 
 /* What the recorder must do specially for a syscall, beyond its descriptor fields. */
 enum fsrr_kind {
@@ -34,6 +35,7 @@ enum fsrr_kind {
   FSRR_K_AIO_SUBMIT, /* io_submit: the iocbs it took (the result's count, at most FSRR_AIO_MAX) */
   FSRR_K_AIO_EVENTS, /* io_getevents, io_pgetevents: the io_events it returned (as many) */
   FSRR_K_MSYNC,      /* the file mapped shared at arg 0, if any, as fd slot 0's file */
+  FSRR_K_MUNMAP,     /* munmap, mremap: kept in the shared_maps table, never sent */
 };
 
 /* Descriptor flags. */
@@ -286,6 +288,17 @@ struct fsrr_uring {
   __u32 done_tid; /* who completed it: the submitter, an io-wq worker, the SQ thread */
 };
 
+/* A writable shared mapping of a file, as its process's table in the programs keeps it. */
+struct fsrr_shared_map {
+  __u64 start, end; /* addresses; end 0: a free slot */
+  __u64 file;       /* struct file * */
+  __u64 pgoff;      /* the file page mapped at start */
+};
+
+struct fsrr_shared_maps {
+  struct fsrr_shared_map m[FSRR_SHARED_MAPS];
+};
+
 /* A store through a shared mapping of a file faulted: the page it dirties (the kernel
  * write-protects clean shared pages, so each page faults once per writeback). Followed by a
  * FILE item (slot 0) for the mapped file and, the first time, its ATTR and WALK items. */
@@ -336,7 +349,8 @@ enum fsrr_counter {
   FSRR_C_PAUSED,   /* entries added to the paused map, whatever the reason */
   FSRR_C_FILTERED, /* syscalls on files outside the --path directories: counted, not sent */
   FSRR_C_URING_FULL, /* io_uring requests not followed: more in flight than the map holds */
-  FSRR_C_FAULT_MISSED, /* write faults on mappings whose vma could not be looked up */
+  FSRR_C_FAULT_MISSED, /* writable shared file mappings not followed: more than the table holds,
+                          or moved by mremap */
   FSRR_C_COUNT,
 };
 

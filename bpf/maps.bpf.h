@@ -122,6 +122,15 @@ struct {
   __type(value, __u64);
 } uring_files SEC(".maps");
 
+/* The writable shared file mappings of each traced process (by tgid): what a write fault's
+ * address hits. Kept at mmap, munmap and mremap; copied at fork, dropped at exec and exit. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, __u32);
+  __type(value, struct fsrr_shared_maps);
+} shared_maps SEC(".maps");
+
 static __always_inline void count(__u32 which) {
   __u64* v = bpf_map_lookup_elem(&counters, &which);
 

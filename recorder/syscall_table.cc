@@ -197,6 +197,9 @@ const std::initializer_list<row> rows = {
     // invisible to syscall tracing
     {__NR_mmap, op::mmap, cap().fd(4).kind(FSRR_K_MMAP)},
     {__NR_msync, op::msync, cap().kind(FSRR_K_MSYNC)},
+    // kept in the programs' table of shared mappings, never sent (the op is never written)
+    {__NR_munmap, op::mmap, cap().kind(FSRR_K_MUNMAP)},
+    {__NR_mremap, op::mmap, cap().kind(FSRR_K_MUNMAP)},
     {__NR_io_setup, op::io_setup, cap()},
     {__NR_io_submit, op::io_submit, cap().kind(FSRR_K_AIO_SUBMIT)},
     {__NR_io_getevents, op::io_getevents, cap().kind(FSRR_K_AIO_EVENTS)},
