@@ -109,8 +109,7 @@ run_postgres() {
 
 prepare_sqlite_wal() { :; }
 # The WAL index (db.sqlite-shm) is a file sqlite's connections share through MAP_SHARED: its
-# bytes are written through the mapping, which syscall tracing cannot see (issue 16).
-incomplete_sqlite_wal() { echo "writes through a shared mapping are invisible"; }
+# bytes are written through the mapping, which fsrr follows by the pages' write faults.
 run_sqlite_wal() {
   sqlite3 db.sqlite "pragma journal_mode=wal; create table t(id integer primary key, v text);" >/dev/null
   local i
