@@ -358,9 +358,8 @@ static long fault__vma(struct task_struct* task, struct vm_area_struct* vma, str
 static const struct fsrr_shared_maps no_shared_maps; /* a process's table as it begins */
 
 /* The shared_maps table. [start, end) is no longer what it was: mappings in it are cut to
- * what lies outside (one it splits in two keeps its whole range: nothing else can be mapped
- * in the hole without another mmap, which cuts it again, and a fault there is the hole's).
- * Returns whether a followed mapping was there. */
+ * what lies outside; one it would split in two is followed no more (counted: the trace says
+ * so). Returns whether a followed mapping was there. */
 static __always_inline bool shared_maps_cut(struct fsrr_shared_maps* t, __u64 start, __u64 end) {
   bool hit = false;
 
@@ -658,6 +657,15 @@ int BPF_PROG(fsrr_fork, struct task_struct* tparent, struct task_struct* tchild)
   __u32 i;
 
   ps = bpf_task_storage_get(&state, tparent, 0, 0);
+  if (extract__host_tgid(child) != extract__host_tgid(parent)) { /* a process: its mappings */
+    __u32 ptgid = extract__host_tgid(parent), ctgid = extract__host_tgid(child);
+    struct fsrr_shared_maps* pm = ps ? bpf_map_lookup_elem(&shared_maps, &ptgid) : 0;
+
+    if (pm)
+      bpf_map_update_elem(&shared_maps, &ctgid, pm, BPF_ANY);
+    else if (bpf_map_lookup_elem(&shared_maps, &ctgid)) /* a reused tgid's */
+      bpf_map_delete_elem(&shared_maps, &ctgid);
+  }
   if (!ps && (!targ_all || extract__host_tgid(parent) == targ_self_tgid ||
               !extract__host_tid(child)))
     return 0;
@@ -669,15 +677,6 @@ int BPF_PROG(fsrr_fork, struct task_struct* tparent, struct task_struct* tchild)
   if (ps) { /* the child's fd table is (a copy of) the parent's */
     for (i = 0; i < FSRR_FD_CACHE; i++) cs->seen[i] = ps->seen[i];
     cs->flags |= ps->flags & (TASK_SPAWNED | TASK_OWN_ROOT);
-  }
-  if (extract__host_tgid(child) != extract__host_tgid(parent)) { /* a process: its mappings */
-    __u32 ptgid = extract__host_tgid(parent), ctgid = extract__host_tgid(child);
-    struct fsrr_shared_maps* pm = bpf_map_lookup_elem(&shared_maps, &ptgid);
-
-    if (pm)
-      bpf_map_update_elem(&shared_maps, &ctgid, pm, BPF_ANY);
-    else
-      bpf_map_delete_elem(&shared_maps, &ctgid);
   }
   if (!rec__open(&r, SLOT_TASK, sizeof(*h))) return 0;
   h = (void*)r.buf;
@@ -750,14 +749,14 @@ int BPF_PROG(fsrr_exit, struct task_struct* tp) {
   struct fsrr_exit* h;
   struct rec r;
 
+  if (p->signal && !p->signal->live.counter) { /* its last thread: its mappings go with it */
+    __u32 tgid = extract__host_tgid(p);
+
+    if (bpf_map_lookup_elem(&shared_maps, &tgid)) bpf_map_delete_elem(&shared_maps, &tgid);
+  }
   if (!bpf_task_storage_get(&state, tp, 0, 0)) return 0;
   files = p->files;
   fs = p->fs;
-  if (p->pid == p->tgid) { /* the process's leader: its address space goes with it */
-    __u32 tgid = extract__host_tgid(p);
-
-    bpf_map_delete_elem(&shared_maps, &tgid);
-  }
   if (!rec__open(&r, SLOT_TASK, sizeof(*h))) return 0;
   h = (void*)r.buf;
   h->h.type = FSRR_REC_EXIT;
@@ -806,15 +805,24 @@ int BPF_PROG(fsrr_uring_submit, struct io_kiocb* req) {
   __u64 key = (__u64)req;
 
   if (!bpf_task_storage_get(&state, cur, 0, 0)) {
-    if (!(cur->flags & PF_IO_WORKER)) return 0;
-    owner = cur->group_leader; /* an SQPOLL thread submits for its process */
-    if (!owner || !bpf_task_storage_get(&state, owner, 0, 0)) return 0;
+    owner = cur->flags & PF_IO_WORKER ? cur->group_leader : 0; /* an SQPOLL thread's process */
+    if (!owner || !bpf_task_storage_get(&state, owner, 0, 0)) {
+      /* requests come from one slab: a traced one whose completion was never seen must not
+       * lend its entry to this one */
+      bpf_map_delete_elem(&uring_inflight, &key);
+      return 0;
+    }
     sub.sqpoll = 1;
+  }
+  if (req->flags & (1ull << 6)) { /* REQ_F_CQE_SKIP: no completion will say what it did */
+    count(FSRR_C_URING_FULL);
+    return 0;
   }
   sub.ts = bpf_ktime_get_ns();
   sub.tid = extract__host_tid(KPTR(task_struct, owner));
   sub.files = (__u64)KPTR(task_struct, owner)->files;
   sub.opcode = req->opcode;
+  sub.ring = (__u64)req->ctx;
   sub.flags = req->flags;
   sub.user_data = req->cqe.user_data;
   sub.fd = req->cqe.fd;
@@ -857,6 +865,7 @@ SEC("tp_btf/io_uring_complete")
 int BPF_PROG(fsrr_uring_complete, struct io_ring_ctx* ring, void* req, struct io_uring_cqe* cqe) {
   struct task_struct* cur = bpf_get_current_task_btf();
   __u64 key = (__u64)req, fptr = 0, now = bpf_ktime_get_ns(), *walked;
+  bool described = false;
   struct fsrr_uring_sub* sub;
   struct fsrr_uring* h;
   struct fsrr_file f;
@@ -865,6 +874,7 @@ int BPF_PROG(fsrr_uring_complete, struct io_ring_ctx* ring, void* req, struct io
   if (!req || !cqe) return 0;
   sub = bpf_map_lookup_elem(&uring_inflight, &key);
   if (!sub) return 0;
+  if (sub->ring != (__u64)ring || sub->user_data != cqe->user_data) goto done; /* not that one */
   if (!rec__open(&r, SLOT_URING, sizeof(*h))) goto done;
   h = (void*)r.buf;
   h->h.type = FSRR_REC_URING;
@@ -884,10 +894,10 @@ int BPF_PROG(fsrr_uring_complete, struct io_ring_ctx* ring, void* req, struct io
     if (storage_file(&f) && (!walked || *walked != f.ino)) {
       rec__attr(&r, 0, fptr);
       rec__file_walk(&r, 0, fptr, (__u64)cur);
-      bpf_map_update_elem(&uring_files, &fptr, &f.ino, BPF_ANY);
+      described = true;
     }
   }
-  rec__send(&r);
+  if (rec__send(&r) && described) bpf_map_update_elem(&uring_files, &fptr, &f.ino, BPF_ANY);
 done:
   bpf_map_delete_elem(&uring_inflight, &key);
   return 0;
@@ -936,7 +946,8 @@ static __always_inline int write_fault(unsigned long address, unsigned long erro
   if (!walked || *walked != f.ino) {
     rec__attr(&r, 0, c.file);
     rec__file_walk(&r, 0, c.file, (__u64)cur);
-    bpf_map_update_elem(&uring_files, &c.file, &f.ino, BPF_ANY);
+    if (rec__send(&r)) bpf_map_update_elem(&uring_files, &c.file, &f.ino, BPF_ANY);
+    return 0;
   }
   rec__send(&r);
   return 0;

@@ -265,6 +265,7 @@ struct fsrr_aio_iocb {
 struct fsrr_uring_sub {
   __u64 ts;    /* CLOCK_MONOTONIC ns of the submission */
   __u64 files; /* the submitter's fd table */
+  __u64 ring;  /* struct io_ring_ctx *: fixed-file indexes are the ring's */
   __u64 flags; /* the request's REQ_F_* bits: the low ones are the SQE's IOSQE_* */
   __u64 user_data;
   __s64 off; /* the offset it was given: -1 for the file's position */
@@ -348,7 +349,8 @@ enum fsrr_counter {
   FSRR_C_PAUSES,   /* processes stopped until the recorder caught up */
   FSRR_C_PAUSED,   /* entries added to the paused map, whatever the reason */
   FSRR_C_FILTERED, /* syscalls on files outside the --path directories: counted, not sent */
-  FSRR_C_URING_FULL, /* io_uring requests not followed: more in flight than the map holds */
+  FSRR_C_URING_FULL, /* io_uring requests not followed: more in flight than the map holds, or
+                        with no completion to see (IOSQE_CQE_SKIP_SUCCESS) */
   FSRR_C_FAULT_MISSED, /* writable shared file mappings not followed: more than the table holds,
                           or moved by mremap */
   FSRR_C_COUNT,

@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -97,6 +98,7 @@ class decoder {
     path_id path = no_id;
     bool nonfile = false;
     fd_kind kind = fd_kind::other;
+    bool filtered = false;  // --path: outside the kept directories
   };
   struct syscall_ctx;
 
@@ -111,8 +113,10 @@ class decoder {
   void on_mmap_write(std::span<const uint8_t> record);  // engine_events.cc
   // The file a record's FILE (and ATTR, WALK) items describe, as an fd of `files`: the fd
   // `fd` if the table has that file there, else bound there now (an fd_bind event).
+  // `pos`: the file's position before the record's request, where a new binding starts.
   struct fd_ref bind_engine_fd(task& t, int32_t tid, uint64_t files, int32_t fd,
-                               const fsrr_file& f, const record_items& it, uint64_t ts);
+                               const fsrr_file& f, const record_items& it, uint64_t ts,
+                               int64_t pos);
 
   // The per-op mapping (syscall_events.cc).
   void decode(syscall_ctx& c);
@@ -216,6 +220,11 @@ class decoder {
   // mapped_fd_base on, one per file.
   std::map<std::pair<uint64_t, uint64_t>, int32_t> mapped_fds_;  // (files, struct file *)
   std::unordered_map<uint64_t, int32_t> next_mapped_fd_;           // files -> the next one
+  // A ring's registered file, per fd table: the fd it came from, or one of fixed_fd_base on
+  // per (ring, index).
+  std::map<std::tuple<uint64_t, uint64_t, int32_t>, int32_t> fixed_fds_;  // -> fd it is now
+  std::map<std::tuple<uint64_t, uint64_t, int32_t>, int32_t> pseudo_fixed_;  // -> its own fd
+  std::unordered_map<uint64_t, int32_t> next_fixed_fd_;
   // Files io_uring requests ran on, by struct file *, as their records first described them.
   struct uring_file {
     file_id file = no_id;
@@ -237,6 +246,9 @@ class decoder {
     std::optional<fd_entry> fd_at_submit;  // what the fd was when submitted
   };
   std::map<std::pair<uint64_t, uint64_t>, aio_request> aio_pending_;
+  // io_events whose io_submit was not decoded yet: (result, when reaped), by the same key.
+  std::map<std::pair<uint64_t, uint64_t>, std::pair<int64_t, uint64_t>> aio_early_;
+  void aio_done(const aio_request& r, int64_t res, uint64_t done);
 };
 
 }  // namespace fsrr::recorder

@@ -5,11 +5,12 @@
 // completes: what was submitted (opcode, fd or fixed-file index, offset, length, flags), the
 // result, and the file it ran on. Each becomes the syscall that does the same to the file
 // (a READ at an offset is a pread64, FSYNC with DATASYNC an fdatasync), on the submitting
-// thread, at its submission time, lasting until its completion; a fixed file is fd
-// fixed_fd_base + its index, bound (fd_bind) where the trace first meets it, as is an fd the
-// fd table does not know. Requests the replay cannot repeat yet (opens, closes, names, stat,
-// splice, driver commands) make the trace incomplete; those on no file (NOP, timeouts, polls)
-// and on sockets and pipes are counted.
+// thread, at its submission time, lasting until its completion; a ring's registered file is
+// an fd of its own from fixed_fd_base on, bound (fd_bind) where the trace first meets it, as
+// is an fd the fd table does not know (or knows for another file). A request cancelled
+// before it ran (-ECANCELED) is counted, not replayed. Requests the replay cannot repeat yet
+// (opens, closes, names, stat, splice, driver commands) make the trace incomplete; those on
+// no file (NOP, timeouts, polls) and on sockets and pipes are counted.
 #include <fcntl.h>
 
 #include <algorithm>
@@ -73,17 +74,21 @@ constexpr uint32_t fsync_datasync = 1;  // IORING_FSYNC_DATASYNC
 }  // namespace
 
 decoder::fd_ref decoder::bind_engine_fd(task& t, int32_t tid, uint64_t files, int32_t fd,
-                                        const fsrr_file& f, const record_items& it, uint64_t ts) {
+                                        const fsrr_file& f, const record_items& it, uint64_t ts,
+                                        int64_t pos) {
   fd_ref r;
-  if (const fd_entry* known = fds_.find(files, fd, f.file)) {
+  const file_id id = file_of(f);
+  uring_file& u = uring_files_[f.file];
+  if (const fd_entry* known = fds_.find(files, fd, f.file); known && known->file == id) {
+    // the same open file (a struct file reused for another file is another id)
+    if (u.ino != f.ino || u.file != id) u = {id, known->path, f.ino};
     r.file = known->file;
     r.path = known->path;
     return r;
   }
   // As this record (or an earlier one on the same struct file) describes it.
-  uring_file& u = uring_files_[f.file];
-  if (u.ino != f.ino || u.file == no_id) {
-    u = {file_of(f), no_id, f.ino};
+  if (u.ino != f.ino || u.file != id) {
+    u = {id, no_id, f.ino};
     const walk_view& walk = it.walk[0];
     u.path = walk_path(t, walk);
     if (u.path != no_id && !(walk.flags & FSRR_WALK_DELETED) && it.attr[0]) {
@@ -91,8 +96,15 @@ decoder::fd_ref decoder::bind_engine_fd(task& t, int32_t tid, uint64_t files, in
       tree_.existed(u.path, &o);
     }
   }
+  r.file = u.file;
+  r.path = u.path;
+  if (!kept_.empty() && (u.path == no_id || !inside(u.path))) {
+    r.filtered = true;  // --path: neither the file's fd nor its ops are in the trace
+    return r;
+  }
   if (u.path == no_id) unresolved();
-  // Bound where the trace first meets it: the replay opens the file there.
+  // Bound where the trace first meets it: the replay opens the file there, at the position
+  // it had before this request.
   bind(files, fd, f, u.file, u.path, false);
   event b;
   b.kind = op::fd_bind;
@@ -101,11 +113,9 @@ decoder::fd_ref decoder::bind_engine_fd(task& t, int32_t tid, uint64_t files, in
   b.fd = fd;
   b.file = u.file;
   b.path = u.path;
-  b.offset = f.pos;
+  b.offset = pos;
   b.flags = f.f_flags;
   w_.append(b);
-  r.file = u.file;
-  r.path = u.path;
   return r;
 }
 
@@ -146,8 +156,8 @@ void decoder::on_mmap_write(std::span<const uint8_t> record) {
   e.offset = static_cast<int64_t>(h->offset);
   e.size = std::min<uint64_t>(page, static_cast<uint64_t>(f.size) - h->offset);
   e.result = static_cast<int64_t>(e.size);
-  const fd_ref r = bind_engine_fd(t, tid, files, e.fd, f, it, e.ts);
-  if (!kept_.empty() && (r.path == no_id || !inside(r.path))) {
+  const fd_ref r = bind_engine_fd(t, tid, files, e.fd, f, it, e.ts, f.pos);
+  if (r.filtered) {
     ++stats_.filtered;
     return;
   }
@@ -184,8 +194,27 @@ void decoder::on_uring(std::span<const uint8_t> record) {
   e.ts = trace_time(h->h.ts);
   e.dur = h->dur;
   e.result = h->res;
-  const bool fixed = sub.flags & req_fixed_file;
-  e.fd = fixed ? fixed_fd_base + sub.fd : sub.fd;
+  if (h->res == -ECANCELED) {  // never ran: a broken link, a cancel, the ring torn down
+    w_.add_nonfile(op::io_uring_enter, fd_kind::other);
+    return;
+  }
+  e.fd = sub.fd;
+  if (sub.flags & req_fixed_file) {
+    // An index into the ring's registered files: the fd it was registered from while that
+    // is open (the same open file: one position), else an fd of the trace's own for it.
+    auto [at, added] = fixed_fds_.try_emplace({files, sub.ring, sub.fd}, -1);
+    if (at->second < 0 || !fds_.find(files, at->second, f->file)) {
+      const int real = fds_.fd_of_file(files, f->file);
+      if (real >= 0 && real < fixed_fd_base) {
+        at->second = real;
+      } else {
+        int32_t& own = pseudo_fixed_[{files, sub.ring, sub.fd}];
+        if (!own) own = fixed_fd_base + next_fixed_fd_[files]++;
+        at->second = own;
+      }
+    }
+    e.fd = at->second;
+  }
   switch (sub.opcode) {
     case uring_read:
     case uring_read_fixed:
@@ -250,14 +279,16 @@ void decoder::on_uring(std::span<const uint8_t> record) {
       e.offset = f->size - moved;  // appended: the end it had
   }
 
-  const fd_ref r = bind_engine_fd(t, tid, files, e.fd, *f, it, e.ts);
-  e.file = r.file;
-  e.path = r.path;
-  if (!kept_.empty() && (e.path == no_id || !inside(e.path))) {
+  int64_t pos = f->pos;  // where the file's position stood before the request
+  if (sub.off == -1 && (e.kind == op::read || e.kind == op::write || e.kind == op::readv ||
+                        e.kind == op::writev))
+    pos -= h->res > 0 ? h->res : 0;
+  const fd_ref r = bind_engine_fd(t, tid, files, e.fd, *f, it, e.ts, pos);
+  if (r.filtered || (!kept_.empty() && (r.path == no_id || !inside(r.path)))) {
     ++stats_.filtered;
     return;
   }
-  e.path = no_id;  // an fd op names its file through the fd
+  e.file = r.file;
   e.thread = thread_of(t, tid);
   tree_.settle_pending(e.ts);
   w_.append(e);
@@ -291,6 +322,12 @@ void decoder::decode_aio_submit(syscall_ctx& c) {
     r.offset = cb.aio_offset;
     r.rw_flags = static_cast<uint32_t>(cb.aio_rw_flags);
     if (const fd_entry* f = fds_.find(r.files, r.fd)) r.fd_at_submit = *f;
+    if (const auto early = aio_early_.find({ctx, raw.addr}); early != aio_early_.end()) {
+      const auto [res, done] = early->second;  // reaped by another thread, decoded first
+      aio_early_.erase(early);
+      aio_done(r, res, done);
+      continue;
+    }
     aio_pending_[{ctx, raw.addr}] = r;
   }
   emit(c);
@@ -307,58 +344,61 @@ void decoder::decode_aio_events(syscall_ctx& c) {
     io_event ev;
     std::memcpy(&ev, events.data() + i, sizeof ev);
     const auto it = aio_pending_.find({ctx, ev.obj});
-    if (it == aio_pending_.end()) continue;  // submitted before the recording began
+    if (it == aio_pending_.end()) {
+      // Submitted before the recording began, or by a thread whose io_submit has not been
+      // decoded yet (its record is sent at its exit; a reaper thread may return first).
+      if (aio_early_.size() < 4096) aio_early_[{ctx, ev.obj}] = {ev.res, done};
+      continue;
+    }
     const aio_request r = it->second;
     aio_pending_.erase(it);
-    event e;
-    e.ts = r.ts;
-    e.dur = done > r.ts ? done - r.ts : 0;
-    e.result = ev.res;
-    e.fd = r.fd;
-    switch (r.opcode) {
-      case IOCB_CMD_PREAD:
-      case IOCB_CMD_PWRITE:
-        e.kind = r.opcode == IOCB_CMD_PREAD ? op::pread64 : op::pwrite64;
-        e.offset = r.offset;
-        e.size = r.nbytes;
-        break;
-      case IOCB_CMD_PREADV:
-      case IOCB_CMD_PWRITEV:
-        e.kind = r.opcode == IOCB_CMD_PREADV ? op::preadv : op::pwritev;
-        e.offset = r.offset;
-        e.size = ev.res > 0 ? static_cast<uint64_t>(ev.res) : 0;  // the iovecs' total
-        e.aux = r.nbytes;                                         // iovec count
-        break;
-      case IOCB_CMD_FSYNC:
-        e.kind = op::fsync;
-        break;
-      case IOCB_CMD_FDSYNC:
-        e.kind = op::fdatasync;
-        break;
-      default:  // POLL, NOOP: no file I/O
-        w_.add_nonfile(op::io_submit, fd_kind::other);
-        continue;
-    }
-    const fd_entry* f = r.fd_at_submit ? &*r.fd_at_submit : fds_.find(r.files, r.fd);
-    if (!f) {
-      unresolved();
-      continue;
-    }
-    if (f->nonfile) {
-      w_.add_nonfile(e.kind, f->kind);
-      continue;
-    }
-    if (!kept_.empty() && (f->path == no_id || !inside(f->path))) {
-      ++stats_.filtered;
-      continue;
-    }
-    e.file = f->file;
-    task& t = task_of(r.tid);
-    e.thread = thread_of(t, r.tid);
-    tree_.settle_pending(e.ts);
-    w_.append(e);
+    aio_done(r, ev.res, done);
   }
   emit(c);
+}
+
+void decoder::aio_done(const aio_request& r, int64_t res, uint64_t done) {
+  event e;
+  e.ts = r.ts;
+  e.dur = done > r.ts ? done - r.ts : 0;
+  e.result = res;
+  e.fd = r.fd;
+  switch (r.opcode) {
+    case IOCB_CMD_PREAD:
+    case IOCB_CMD_PWRITE:
+      e.kind = r.opcode == IOCB_CMD_PREAD ? op::pread64 : op::pwrite64;
+      e.offset = r.offset;
+      e.size = r.nbytes;
+      break;
+    case IOCB_CMD_PREADV:
+    case IOCB_CMD_PWRITEV:
+      e.kind = r.opcode == IOCB_CMD_PREADV ? op::preadv : op::pwritev;
+      e.offset = r.offset;
+      e.size = res > 0 ? static_cast<uint64_t>(res) : 0;  // the iovecs' total
+      e.aux = r.nbytes;                                   // iovec count
+      break;
+    case IOCB_CMD_FSYNC:
+      e.kind = op::fsync;
+      break;
+    case IOCB_CMD_FDSYNC:
+      e.kind = op::fdatasync;
+      break;
+    default:  // POLL, NOOP: no file I/O
+      return w_.add_nonfile(op::io_submit, fd_kind::other);
+  }
+  if (res == -ECANCELED) return w_.add_nonfile(e.kind, fd_kind::other);  // io_cancel'd
+  const fd_entry* f = r.fd_at_submit ? &*r.fd_at_submit : fds_.find(r.files, r.fd);
+  if (!f) return unresolved();
+  if (f->nonfile) return w_.add_nonfile(e.kind, f->kind);
+  if (!kept_.empty() && (f->path == no_id || !inside(f->path))) {
+    ++stats_.filtered;
+    return;
+  }
+  e.file = f->file;
+  task& t = task_of(r.tid);
+  e.thread = thread_of(t, r.tid);
+  tree_.settle_pending(e.ts);
+  w_.append(e);
 }
 
 }  // namespace fsrr::recorder

@@ -39,6 +39,15 @@ const fd_entry* fd_tables::find(uint64_t files, int fd, uint64_t kfile) const {
   return d != it->second.displaced.end() && d->second.kfile == kfile ? &d->second : nullptr;
 }
 
+int fd_tables::fd_of_file(uint64_t files, uint64_t kfile) const {
+  const auto it = tables_.find(files);
+  if (it == tables_.end() || !kfile) return -1;
+  const auto& fds = it->second.fds;
+  for (size_t fd = 0; fd < fds.size(); ++fd)
+    if (fds[fd].kfile == kfile) return static_cast<int>(fd);
+  return -1;
+}
+
 void fd_tables::bind(uint64_t files, int fd, const fd_entry& e) {
   if (fd < 0 || static_cast<size_t>(fd) >= max_fd) return;
   table& t = get(files);

@@ -36,6 +36,8 @@ class fd_tables {
   // sent at its exit, so another thread's open may reuse the number, and be decoded, first.
   // Ops that still held the old file (the close itself) are decoded after that open.
   const fd_entry* find(uint64_t files, int fd, uint64_t kfile) const;
+  // The lowest fd of the table bound to the open file `kfile`, -1 if none (a linear scan).
+  int fd_of_file(uint64_t files, uint64_t kfile) const;
   void bind(uint64_t files, int fd, const fd_entry& e);
   void unbind(uint64_t files, int fd);
   // A close of `kfile` at `fd`: the binding it ends, which may be the displaced one.

@@ -62,6 +62,7 @@ void decoder::decode_fd_table(syscall_ctx& c) {
     if (from && made && made->file == from->kfile) {  // the new fd shares the old one's file
       fd_entry copy = *from;
       copy.cloexec = cloexec;
+      fds_.unbind(files, static_cast<int>(e.result));  // dup2 closed what was there, at once
       fds_.bind(files, static_cast<int>(e.result), copy);
     } else {
       fds_.unbind(files, static_cast<int>(e.result));  // dup2 over a known fd

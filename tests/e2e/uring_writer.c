@@ -2,8 +2,10 @@
  * the end-to-end tests: in DIR, 16 x 4 KiB writes to `data` four at a time, each group's last
  * write linked to an fdatasync; a vectored write (1000 + 3000 bytes) to `other` as a
  * registered file; a read of registered buffers and a plain read back from `data`; a write
- * at the file's position (500 bytes at 65536); an fallocate of `other` to 1 MiB.
- * `data` ends 66036 bytes long, `other` 1 MiB; 70036 bytes are written.
+ * at the file's position (500 bytes at 65536); 100 bytes at the registered `other`'s position
+ * (2000, where lseek on its fd put it: one open file); an fallocate of `other` to 1 MiB; two
+ * writes of 300 bytes at the position of `third`, registered and its fd closed.
+ * `data` ends 66036 bytes long, `other` 1 MiB, `third` 600 bytes; 70736 bytes are written.
  * With "open" as its second argument it also opens and closes a file through the ring
  * (IORING_OP_OPENAT, IORING_OP_CLOSE), which fsrr does not replay yet. Exit 0 on success. */
 #define _GNU_SOURCE
@@ -60,7 +62,11 @@ int main(int argc, char** argv) {
   snprintf(path, sizeof path, "%s/other", argv[1]);
   if ((other = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644)) < 0) die(path, errno);
   if ((r = io_uring_queue_init(8, &ring, 0)) < 0) die("io_uring_queue_init", r);
-  if ((r = io_uring_register_files(&ring, &other, 1)) < 0) die("register files", r);
+  snprintf(path, sizeof path, "%s/third", argv[1]);
+  int registered[2] = {other, open(path, O_RDWR | O_CREAT | O_TRUNC, 0644)};
+  if (registered[1] < 0) die(path, errno);
+  if ((r = io_uring_register_files(&ring, registered, 2)) < 0) die("register files", r);
+  close(registered[1]); /* the ring holds it */
   struct iovec reg = {fixed, sizeof fixed};
   if ((r = io_uring_register_buffers(&ring, &reg, 1)) < 0) die("register buffers", r);
 
@@ -93,6 +99,19 @@ int main(int argc, char** argv) {
   s = sqe();
   io_uring_prep_write(s, data, block, 500, -1);  /* at the file's position */
   complete(1, 500);
+
+  if (lseek(other, 2000, SEEK_SET) != 2000) die("lseek", errno);
+  s = sqe();
+  io_uring_prep_write(s, 0, block, 100, -1); /* registered `other`, at its position */
+  s->flags |= IOSQE_FIXED_FILE;
+  complete(1, 100);
+
+  for (int i = 0; i < 2; i++) {
+    s = sqe();
+    io_uring_prep_write(s, 1, block, 300, -1); /* `third`, whose fd is closed */
+    s->flags |= IOSQE_FIXED_FILE;
+    complete(1, 300);
+  }
 
   s = sqe();
   io_uring_prep_fallocate(s, 0, 0, 0, 1 << 20);
