@@ -240,19 +240,11 @@ void decoder::on_uring(std::span<const uint8_t> record) {
       e.kind = sub.op_flags & fsync_datasync ? op::fdatasync : op::fsync;
       break;
     case uring_sync_file_range:
-      e.kind = op::sync_file_range;
-      e.offset = sub.off;
-      e.size = sub.len;
-      e.flags = sub.op_flags;
-      break;
     case uring_fallocate:
-      e.kind = op::fallocate;
-      e.offset = sub.off;
-      e.size = sub.len;
-      e.flags = sub.op_flags;
-      break;
-    case uring_fadvise:
-      e.kind = op::fadvise64;
+    case uring_fadvise:  // a range and flags (fallocate's mode, fadvise's advice)
+      e.kind = sub.opcode == uring_sync_file_range ? op::sync_file_range
+               : sub.opcode == uring_fallocate     ? op::fallocate
+                                                   : op::fadvise64;
       e.offset = sub.off;
       e.size = sub.len;
       e.flags = sub.op_flags;
