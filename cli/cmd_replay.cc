@@ -16,7 +16,7 @@
 namespace fsrr::cli {
 command add_replay(CLI::App& app) {
   struct opts {
-    std::string file, target, report, data = "zero";
+    std::string file, target, report, data = "zero", engines = "same";
     std::vector<std::string> maps;
     double dedupe = 0;
     uint64_t seed = 0;
@@ -62,6 +62,16 @@ command add_replay(CLI::App& app) {
                 "systems (EXDEV between two mounts, FICLONE on a file system without reflinks, "
                 "...): by default their recorded result is taken, and counted under "
                 "differences, so the program's recorded path is replayed");
+  sub->add_option("--engines", o->engines,
+                  "How requests of io_uring and Linux AIO are replayed: 'same' through the "
+                  "same engine (a ring per recorded ring with its links, fixed files and "
+                  "batches; a context per AIO context), in flight as long as the recorded order "
+                  "allows; 'syscalls' as the syscall doing the same, one at a time")
+      ->check(CLI::IsMember({"same", "syscalls"}))
+      ->default_val("same");
+  sub->add_flag("--mmap-as-write", o->r.mmap_as_write,
+                "Replay stores through shared mappings of files as pwrite of the same pages, "
+                "not through a mapping of the file");
   sub->add_flag("--owners", o->r.privilege.owners,
                 "Give files their recorded owners (needs root); otherwise they are the "
                 "replaying user's and chown calls change nothing");
@@ -83,6 +93,7 @@ command add_replay(CLI::App& app) {
             for (const auto& m : o->maps) opt.maps.push_back(or_throw(parse_map(m)));
             opt.data = or_throw(data_spec::parse(o->data, o->dedupe, o->seed));
             opt.progress = !o->no_progress;
+            opt.same_engines = o->engines == "same";
             if (!o->report.empty()) {
               struct stat a, b;
               if (::stat(o->report.c_str(), &a) == 0 && ::stat(o->file.c_str(), &b) == 0 &&

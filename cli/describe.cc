@@ -115,6 +115,42 @@ void describe_args(trace_reader& trace, const event& e, Arg& arg) {
   if (f & F_MODE) arg(fmt::format("{:#o}", e.mode));
 }
 
+const char* engine_name(engine en) {
+  switch (en) {
+    case engine::io_uring:
+      return "io_uring";
+    case engine::aio:
+      return "aio";
+    case engine::mapped:
+      return "mapped";
+    default:
+      return "syscall";
+  }
+}
+
+// " [io_uring 1 link,fixed_file]": the engine, its ring or context, the SQE's flags.
+std::string via_text(const event& e) {
+  if (!has(e.kind, F_VIA) || engine_of(e.via) == engine::syscall) return {};
+  std::string s = fmt::format(" [{}", engine_name(engine_of(e.via)));
+  if (queue_of(e.via)) s += fmt::format(" {}", queue_of(e.via));
+  const uint32_t q = sqe_flags_of(e.via);
+  const char* sep = " ";
+  auto flag = [&](bool on, const char* n) {
+    if (!on) return;
+    s += sep;
+    s += n;
+    sep = ",";
+  };
+  flag(q & sqe_fixed_file, "fixed_file");
+  flag(q & sqe_drain, "drain");
+  flag(q & sqe_link, "link");
+  flag(q & sqe_hardlink, "hardlink");
+  flag(q & sqe_async, "async");
+  flag(e.via & via_fixed_buffer, "fixed_buffer");
+  flag(e.via & via_sqpoll, "sqpoll");
+  return s + "]";
+}
+
 }  // namespace
 
 std::string describe(trace_reader& trace, const event& e) {
@@ -134,9 +170,9 @@ std::string describe(trace_reader& trace, const event& e) {
   } else {
     describe_args(trace, e, arg);
   }
-  return fmt::format("{}.{:06} [{}] {}({}) = {} <{}.{:06}>", e.ts / 1000000000,
+  return fmt::format("{}.{:06} [{}] {}({}) = {} <{}.{:06}>{}", e.ts / 1000000000,
                      e.ts % 1000000000 / 1000, t.tid, name(e.kind), args, errno_text(e.result),
-                     e.dur / 1000000000, e.dur % 1000000000 / 1000);
+                     e.dur / 1000000000, e.dur % 1000000000 / 1000, via_text(e));
 }
 
 
@@ -175,6 +211,15 @@ nlohmann::json to_json(trace_reader& trace, const event& e) {
   if (f & F_MODE) j["mode"] = e.mode;
   if (f & F_AUX) j["aux"] = e.aux;
   if (e.kind == op::file_setattr) j["xflags"] = e.aux;
+  if ((f & F_VIA) && engine_of(e.via) != engine::syscall) {
+    j["engine"] = engine_name(engine_of(e.via));
+    if (queue_of(e.via)) j["queue"] = queue_of(e.via);
+    if (engine_of(e.via) == engine::io_uring) {
+      j["sqe_flags"] = sqe_flags_of(e.via);
+      j["fixed_buffer"] = (e.via & via_fixed_buffer) != 0;
+      j["sqpoll"] = (e.via & via_sqpoll) != 0;
+    }
+  }
   if (info(e.kind).cls == op_class::stream) {
     j["stream"] = stream_text(trace, e.file);
     if (e.aux < op_count) j["via"] = name(static_cast<op>(e.aux));

@@ -80,6 +80,7 @@ void group_encoder::add(const event& e) {
   if (f & F_FLAGS) put_varint(cols_[c_flags], e.flags);
   if (f & F_MODE) put_varint(cols_[c_mode], e.mode);
   if (f & F_AUX) put_varint(cols_[c_aux], e.aux);
+  if (f & F_VIA) put_varint(cols_[c_via], e.via);
   state_.after(e, f);
   ++count_;
 }
@@ -153,6 +154,7 @@ result<void> group_decoder::decode(std::vector<event>& out, size_t max, uint64_t
     FIELD(F_FLAGS, c_flags, e.flags = static_cast<uint32_t>(v))
     FIELD(F_MODE, c_mode, e.mode = static_cast<uint32_t>(v))
     FIELD(F_AUX, c_aux, e.aux = v)
+    FIELD(F_VIA, c_via, e.via = static_cast<uint32_t>(v))
 #undef FIELD
     e.result = wrap_add(unzigzag(res), predicted_result(e, f));
     st.after(e, f);

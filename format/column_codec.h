@@ -17,7 +17,7 @@ namespace fsrr::codec {
 
 enum column : uint8_t {
   c_op, c_gap, c_dur, c_result, c_fd, c_fd2, c_file, c_file2, c_path, c_path2,
-  c_offset, c_offset2, c_size, c_flags, c_mode, c_aux, column_count
+  c_offset, c_offset2, c_size, c_flags, c_mode, c_aux, c_via, column_count
 };
 
 inline void put_varint(std::vector<uint8_t>& out, uint64_t v) {

@@ -2,6 +2,7 @@
 // tree, and the trace-wide header and summary. Writer and reader both speak these types.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -39,9 +40,32 @@ struct event {
   uint32_t flags = 0;
   uint32_t mode = 0;
   uint64_t aux = 0;
+  // Which way a data or sync op was submitted (ops carrying F_VIA): 0 a syscall of its own;
+  // else an engine's request, with its submission's details (via_* below).
+  uint32_t via = 0;
 
   bool operator==(const event&) const = default;
 };
+
+// event::via: the engine in its low two bits, then what the request was submitted with.
+enum class engine : uint8_t { syscall = 0, io_uring = 1, aio = 2, mapped = 3 };
+inline constexpr uint32_t via_engine_mask = 3;
+inline constexpr uint32_t via_sqe_shift = 2;  // io_uring: the SQE's IOSQE_* flags (6 bits)
+inline constexpr uint32_t via_sqe_mask = 0x3f;
+inline constexpr uint32_t via_fixed_buffer = 1u << 8;  // io_uring: READ_FIXED/WRITE_FIXED
+inline constexpr uint32_t via_sqpoll = 1u << 9;        // io_uring: submitted by its SQ thread
+inline constexpr uint32_t via_queue_shift = 10;        // the ring or AIO context, from 1
+inline constexpr uint32_t via_max_queue = (1u << 22) - 1;
+// IOSQE_* bits as via keeps them (linux/io_uring.h; their values never change).
+inline constexpr uint32_t sqe_fixed_file = 1, sqe_drain = 2, sqe_link = 4, sqe_hardlink = 8,
+                          sqe_async = 16;
+inline engine engine_of(uint32_t via) { return static_cast<engine>(via & via_engine_mask); }
+inline uint32_t queue_of(uint32_t via) { return via >> via_queue_shift; }
+inline uint32_t sqe_flags_of(uint32_t via) { return (via >> via_sqe_shift) & via_sqe_mask; }
+inline uint32_t make_via(engine en, uint32_t queue, uint32_t sqe_flags = 0, uint32_t extra = 0) {
+  return static_cast<uint32_t>(en) | (sqe_flags & via_sqe_mask) << via_sqe_shift | extra |
+         std::min(queue, via_max_queue) << via_queue_shift;
+}
 
 // A file-system object as the kernel identifies it. Inode numbers are reused after unlink,
 // so generation (or ctime) is part of the identity.

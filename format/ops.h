@@ -23,6 +23,7 @@ enum field_bit : uint32_t {
   F_FLAGS = 1u << 9,
   F_MODE = 1u << 10,
   F_AUX = 1u << 11,
+  F_VIA = 1u << 12,  // may be a storage engine's request (event::via)
 };
 
 enum class op_class : uint8_t {

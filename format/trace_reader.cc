@@ -419,7 +419,8 @@ result<codec::group_input> trace_reader::impl::group_of(size_t i, const fb::Thre
   codec::group_input in{thread, g.count(), g.first_ts(), {}, header.time_unit_ns};
   const flatbuffers::Vector<uint8_t>* cols[codec::column_count] = {
       g.op(),   g.gap(),   g.dur(),    g.result(),  g.fd(),   g.fd2(),   g.file(), g.file2(),
-      g.path(), g.path2(), g.offset(), g.offset2(), g.size(), g.flags(), g.mode(), g.aux()};
+      g.path(), g.path2(), g.offset(), g.offset2(), g.size(), g.flags(), g.mode(), g.aux(),
+      g.via()};
   for (int col = 0; col < codec::column_count; ++col)
     if (cols[col]) in.cols[col] = {cols[col]->data(), cols[col]->size()};
   if (in.count > in.cols[codec::c_op].size())

@@ -22,8 +22,8 @@ namespace fsrr {
 
 inline constexpr uint16_t format_major = 1;
 // 1.1: roots, host ids, pauses; 1.2: derived, key id; 1.3: trace id; 1.4: hosts (merge);
-// 1.5: event times in units of the header's time_unit_ns
-inline constexpr uint16_t format_minor = 5;
+// 1.5: event times in units of the header's time_unit_ns; 1.6: engine requests (event::via)
+inline constexpr uint16_t format_minor = 6;
 // The coarsest event time unit a trace may declare: a microsecond.
 inline constexpr uint32_t max_time_unit_ns = 1000;
 // A trace of several hosts (header_info::hosts) and times in ns is written as 2.5: a reader of

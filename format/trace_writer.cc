@@ -531,6 +531,7 @@ void trace_writer::impl::write_block() {
       b.add_flags(c[codec::c_flags]);
       b.add_mode(c[codec::c_mode]);
       b.add_aux(c[codec::c_aux]);
+      b.add_via(c[codec::c_via]);
       te.push_back(b.Finish());
     }
     const auto tv = fbb.CreateVector(te);

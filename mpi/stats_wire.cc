@@ -31,6 +31,10 @@ std::vector<uint8_t> to_wire(const rank_result& r) {
   json timeline = json::array();
   for (const timeline_slice& t : s.timeline)
     timeline.push_back({t.ops, t.bytes_read, t.bytes_written});
+  json engines = json::array();
+  for (const engine_stats& e : s.engines)
+    engines.push_back({e.requests, e.submits, e.in_flight_sum, e.max_in_flight,
+                       e.recorded_in_flight_sum, e.recorded_max_in_flight, e.as_syscalls});
   const json j = {{"rank", r.rank},
                   {"host", r.host},
                   {"idle", r.idle},
@@ -43,6 +47,7 @@ std::vector<uint8_t> to_wire(const rank_result& r) {
                   {"short_slice_threads", s.short_slice_threads},
                   {"spread_threads", s.spread_threads},
                   {"cpu_moves", s.cpu_moves},
+                  {"engines", std::move(engines)},
                   {"ops", std::move(ops)},
                   {"skipped", s.skipped},
                   {"unreplayable", s.unreplayable},
@@ -80,6 +85,20 @@ result<rank_result> from_wire(const std::vector<uint8_t>& bytes) {
     s.short_slice_threads = j.at("short_slice_threads");
     s.spread_threads = j.at("spread_threads");
     s.cpu_moves = j.at("cpu_moves");
+    const json& engines = j.at("engines");
+    if (!engines.is_array() || engines.size() != s.engines.size())
+      return failure("a rank's report has {} engines, not {}", engines.size(), s.engines.size());
+    for (size_t i = 0; i < s.engines.size(); ++i) {
+      engine_stats& e = s.engines[i];
+      const json& w = engines[i];
+      e.requests = w.at(0);
+      e.submits = w.at(1);
+      e.in_flight_sum = w.at(2);
+      e.max_in_flight = w.at(3);
+      e.recorded_in_flight_sum = w.at(4);
+      e.recorded_max_in_flight = w.at(5);
+      e.as_syscalls = w.at(6);
+    }
     for (const json& o : j.at("ops")) {
       const auto i = o.at("op").get<size_t>();
       if (i >= op_count) return failure("a rank's report names op {}, which is unknown", i);

@@ -243,12 +243,17 @@ class decoder {
     uint64_t nbytes = 0;
     int64_t offset = 0;
     uint32_t rw_flags = 0;
+    uint64_t ctx = 0;
     std::optional<fd_entry> fd_at_submit;  // what the fd was when submitted
   };
   std::map<std::pair<uint64_t, uint64_t>, aio_request> aio_pending_;
   // io_events whose io_submit was not decoded yet: (result, when reaped), by the same key.
   std::map<std::pair<uint64_t, uint64_t>, std::pair<int64_t, uint64_t>> aio_early_;
   void aio_done(const aio_request& r, int64_t res, uint64_t done);
+  // io_uring rings and AIO contexts by their kernel address, numbered from 1 as first met:
+  // the replay gives each one of its own (event::via).
+  std::unordered_map<uint64_t, uint32_t> queues_;
+  uint32_t queue_number(uint64_t queue);
 };
 
 }  // namespace fsrr::recorder

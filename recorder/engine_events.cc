@@ -163,8 +163,15 @@ void decoder::on_mmap_write(std::span<const uint8_t> record) {
   }
   e.file = r.file;
   e.thread = thread_of(t, tid);
+  e.via = make_via(engine::mapped, 0);
   tree_.settle_pending(e.ts);
   w_.append(e);
+}
+
+uint32_t decoder::queue_number(uint64_t queue) {
+  auto [at, added] = queues_.try_emplace(queue, 0);
+  if (added) at->second = static_cast<uint32_t>(queues_.size());
+  return at->second;
 }
 
 void decoder::on_uring(std::span<const uint8_t> record) {
@@ -282,6 +289,10 @@ void decoder::on_uring(std::span<const uint8_t> record) {
   }
   e.file = r.file;
   e.thread = thread_of(t, tid);
+  const bool fixed_buffer = sub.opcode == uring_read_fixed || sub.opcode == uring_write_fixed ||
+                            sub.opcode == uring_readv_fixed || sub.opcode == uring_writev_fixed;
+  e.via = make_via(engine::io_uring, queue_number(sub.ring), static_cast<uint32_t>(sub.flags),
+                   (fixed_buffer ? via_fixed_buffer : 0) | (sub.sqpoll ? via_sqpoll : 0));
   tree_.settle_pending(e.ts);
   w_.append(e);
 }
@@ -313,6 +324,7 @@ void decoder::decode_aio_submit(syscall_ctx& c) {
     r.nbytes = cb.aio_nbytes;
     r.offset = cb.aio_offset;
     r.rw_flags = static_cast<uint32_t>(cb.aio_rw_flags);
+    r.ctx = ctx;
     if (const fd_entry* f = fds_.find(r.files, r.fd)) r.fd_at_submit = *f;
     if (const auto early = aio_early_.find({ctx, raw.addr}); early != aio_early_.end()) {
       const auto [res, done] = early->second;  // reaped by another thread, decoded first
@@ -389,6 +401,7 @@ void decoder::aio_done(const aio_request& r, int64_t res, uint64_t done) {
   e.file = f->file;
   task& t = task_of(r.tid);
   e.thread = thread_of(t, r.tid);
+  e.via = make_via(engine::aio, queue_number(r.ctx));
   tree_.settle_pending(e.ts);
   w_.append(e);
 }

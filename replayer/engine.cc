@@ -31,12 +31,14 @@ void execute(const work_item& w, const dep_list* deps, op_runner& runner, thread
   // the recording, up to its last event.
   if (clock.timed()) {
     due = sched.due(w.ev);
+    if (due && !runner.idle()) runner.flush_requests();  // no queued request waits with it
     if (due)
       issued =
           wait_until(due, clock.options().spin_ns, s.stop, sched.short_spin_ns(), sched.yields());
   }
   if (deps && deps->size() && !deps->reached()) {
     // Another process's op: the link (peers.h) polls for its word while someone waits.
+    runner.settle_all();  // what the other lanes wait for may be this one's requests
     const bool remote = deps->waits_remote();
     if (remote) {
       ++stats.remote_waits;
@@ -80,6 +82,8 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
   shared_.trace = &r;
   shared_.strict = o.strict;
   shared_.issue_all = o.issue_all;
+  shared_.same_engines = o.same_engines;
+  shared_.mmap_as_write = o.mmap_as_write;
   shared_.privilege = o.privilege;
   shared_.listed_mismatches = o.listed_mismatches;
   depth_ = static_cast<uint32_t>(

@@ -30,6 +30,8 @@ struct engine_options {
   schedule_options timing;
   bool strict = false;            // stop at the first result that differs from the recording
   bool issue_all = false;         // issue calls whose recorded failure was environmental
+  bool same_engines = true;       // io_uring and AIO requests through io_uring and AIO
+  bool mmap_as_write = false;     // mapped stores as pwrite
   privilege_options privilege;    // owners, set-id bits, privileged xattrs (privilege.h)
   size_t listed_mismatches = 10;  // how many mismatches the report lists
   // afap: ops handed ahead to one replay thread before the dispatcher waits for it.

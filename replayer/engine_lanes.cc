@@ -139,16 +139,23 @@ void dispatcher::lane_loop(lane& l, lane_queue<lane::queued>::cursor at) {
     op_runner runner(shared_, l.stats, l.tid);
     if (::unshare(CLONE_FS) == 0) runner.own_working_directory();
     thread_schedule sched(clock_, rt.active());
+    runner.acknowledge_to(&l.q.done);
     for (;;) {
+      // Requests in flight complete before the lane sleeps: others may wait for them.
+      if (!runner.idle() && !l.q.ready(at)) runner.settle_all();
       const lane::queued& q = l.q.next(at, never_);
       if (q.w.end) {
-        l.q.finished(at);
+        runner.settle_all();
+        l.q.moved_on(at);
+        runner.op_finished();
         break;
       }
       execute(q.w, &q.deps, runner, sched, clock_, l.stats, shared_);
       runner.release(q.w);
       const uint64_t watchers = q.watchers;
-      l.q.finished(at);
+      if (watchers) runner.settle_all();  // another process's op waits for this one's end
+      l.q.moved_on(at);
+      runner.op_finished();
       if (watchers) peers_->finished(l.id, at.at, watchers);
     }
   }

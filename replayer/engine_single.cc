@@ -83,6 +83,7 @@ void dispatcher::single_inline(trace_reader::event_stream& events, const event& 
     if (paths_.full()) paths_.retire({});  // nothing holds the op's paths now
     maybe_progress(++done, e.ts);
   } while (next(events, e));
+  runner.settle_all();
 }
 
 // The replay thread's side: issues the batches in order. Batch 0 holds the first op.
@@ -105,6 +106,7 @@ void dispatcher::single_ahead(op_batches& b, op_runner& runner) {
     }
     if (batch.last) {
       if (!batch.error.empty()) shared_.request_stop(batch.error);
+      runner.settle_all();
       return;
     }
     b.drained.advance();

@@ -68,6 +68,10 @@ class lane_queue {
     ++c.at;
     done.advance();
   }
+  // Consumer: past the item at c.at, which it reports done itself (op_runner::op_finished).
+  void moved_on(cursor& c) { ++c.at; }
+  // Consumer: whether next() would return at once.
+  bool ready(const cursor& c) const { return c.at != c.avail || published.reached(c.at + 1); }
 
  private:
   void link() {

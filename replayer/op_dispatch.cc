@@ -375,6 +375,7 @@ int64_t op_runner::close_fd(const work_item& w) {
   }
   handle_slot& h = s_.handles[w.fx.h1];
   if (h.fd < 0) return -EBADF;
+  if (requests_) requests_->forget_fd(h.fd);
   const int64_t r = sys(::close(h.fd));
   h.fd = -1;
   return r;
@@ -418,6 +419,13 @@ int64_t op_runner::write_data(const work_item& w) {
   if (buf.size() < std::min<uint64_t>(e.size, max_io_bytes)) return -ENOMEM;
   iovec iov[IOV_MAX];
   int64_t r;
+  if (engine_of(e.via) == engine::mapped && s_.mmap_as_write)
+    ++stats_.engines[static_cast<size_t>(engine::mapped)].as_syscalls;
+  if (e.kind == op::pwrite64 && engine_of(e.via) == engine::mapped && !s_.mmap_as_write) {
+    r = mapped_store(w, fd, buf);
+    if (r > 0) stats_.bytes_written += static_cast<uint64_t>(r);
+    return r;
+  }
   switch (e.kind) {
     case op::write:
       r = sys(::write(fd, buf.data(), buf.size()));
@@ -657,6 +665,7 @@ void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns)
 // the target's environment where the recording succeeded gets the recorded effect another way.
 uint64_t op_runner::run(const work_item& w) {
   const event& e = w.ev;
+  if (requests_) before_op(w);
   difference_ = false;
   listing_differs_ = false;
   const bool recorded_env = e.result < 0 && env_cause_of(e, e.result, cause_);
@@ -670,6 +679,8 @@ uint64_t op_runner::run(const work_item& w) {
     r = e.result;
     difference_ = true;
     cause_ = env_cause::privileged;
+  } else if (has(e.kind, F_VIA) && submit_request(w)) {
+    return ticks_.to_ns(ticks_.now() - t0);  // counted as it completes (request_done)
   } else {
     r = issue(w);
     if (r != not_issued && r < 0 && e.result >= 0 && env_cause_of(e, r, cause_)) {
@@ -730,9 +741,115 @@ void op_runner::note_time(uint64_t start_tick, uint64_t read, uint64_t written) 
 void op_runner::release(const work_item& w) {
   for (const handle_id h : w.fx.released) {
     handle_slot& s = s_.handles[h];
-    if (s.fd >= 0) ::close(s.fd);
+    if (s.fd >= 0) {
+      if (requests_) requests_->forget_fd(s.fd);
+      ::close(s.fd);
+    }
     s.fd = -1;
   }
+}
+
+// What must be reaped before w: every request that had completed when w was issued in the
+// recording; all of them before w drops an fd (a request may still use it). A recorded
+// io_uring_enter or io_submit ends the batch queued before it.
+void op_runner::before_op(const work_item& w) {
+  const event& e = w.ev;
+  if (e.kind == op::io_uring_enter || e.kind == op::io_submit) return requests_->end_batch();
+  if (requests_->idle()) return;
+  const op_class cls = info(e.kind).cls;
+  if (!w.fx.released.empty() || e.kind == op::close)
+    requests_->drain();
+  else if (cls != op_class::unreplayable && cls != op_class::process)
+    requests_->reap_before(e.ts);
+  acknowledge();
+}
+
+bool op_runner::submit_request(const work_item& w) {
+  const event& e = w.ev;
+  const engine en = engine_of(e.via);
+  if (en != engine::io_uring && en != engine::aio) return false;
+  engine_stats& st = stats_.engines[static_cast<size_t>(en)];
+  const int fd = fd_of(w.fx.h1);
+  if (!s_.same_engines || fd < 0) {  // (no fd: the syscall fails with EBADF, as it would)
+    ++st.as_syscalls;
+    return false;
+  }
+  if (!requests_)
+    requests_ = std::make_unique<engine_requests>(
+        stats_.engines,
+        [this](const work_item& d, int64_t res, uint64_t t0) { request_done(d, res, t0); });
+  std::span<const uint8_t> data;
+  std::span<uint8_t> sink;
+  const op_class cls = info(e.kind).cls;
+  if (cls == op_class::write) {
+    const auto buf =
+        fill(w.sources, s_.handles[w.fx.h1].key, static_cast<uint64_t>(e.offset), e.size);
+    if (buf.size() < std::min<uint64_t>(e.size, max_io_bytes)) return false;
+    data = buf;
+  } else if (cls == op_class::read) {
+    sink = s_.sink.first(std::min<uint64_t>(e.size, std::min(max_io_bytes, s_.sink.size())));
+  }
+  if (!requests_->submit(w, fd, data, sink, ops_finished_)) {
+    ++st.as_syscalls;
+    return false;
+  }
+  return true;
+}
+
+void op_runner::request_done(const work_item& w, int64_t res, uint64_t t0) {
+  difference_ = false;
+  listing_differs_ = false;
+  uint64_t read = 0, written = 0;
+  if (res > 0) {
+    const op_class cls = info(w.ev.kind).cls;
+    if (cls == op_class::read) read = static_cast<uint64_t>(res);
+    if (cls == op_class::write) written = static_cast<uint64_t>(res);
+  }
+  stats_.bytes_read += read;
+  stats_.bytes_written += written;
+  count(w, res, ticks_.to_ns(ticks_.now() - t0));
+  note_time(t0, read, written);
+}
+
+void op_runner::acknowledge() {
+  if (!done_) return;
+  uint64_t settled = ops_finished_;
+  if (requests_ && !requests_->idle()) settled = std::min(settled, requests_->oldest());
+  if (settled > acked_) {
+    done_->advance(static_cast<uint32_t>(settled - acked_));
+    acked_ = settled;
+  }
+}
+
+void op_runner::settle_all() {
+  if (requests_) requests_->drain();
+  acknowledge();
+}
+
+// A page stored through a shared mapping of the file, as recorded: mapped and written. A
+// page beyond the replayed file's end (SIGBUS) or a file that cannot be mapped (opened
+// write-only) is written with pwrite instead, counted under as_syscalls.
+int64_t op_runner::mapped_store(const work_item& w, int fd, std::span<const uint8_t> bytes) {
+  engine_stats& st = stats_.engines[static_cast<size_t>(engine::mapped)];
+  const event& e = w.ev;
+  constexpr uint64_t page = 4096;
+  const uint64_t start = static_cast<uint64_t>(e.offset) & ~(page - 1);
+  const uint64_t len = static_cast<uint64_t>(e.offset) - start + bytes.size();
+  struct stat st_file;
+  void* map = MAP_FAILED;
+  if (!bytes.empty() && ::fstat(fd, &st_file) == 0 &&
+      static_cast<uint64_t>(st_file.st_size) >= static_cast<uint64_t>(e.offset) + bytes.size())
+    map = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(start));
+  if (map == MAP_FAILED) {
+    ++st.as_syscalls;
+    return sys(::pwrite(fd, bytes.data(), bytes.size(), e.offset));
+  }
+  std::memcpy(static_cast<uint8_t*>(map) + (static_cast<uint64_t>(e.offset) - start),
+              bytes.data(), bytes.size());
+  ::munmap(map, len);
+  ++st.requests;
+  ++st.submits;
+  return static_cast<int64_t>(bytes.size());
 }
 
 }  // namespace fsrr

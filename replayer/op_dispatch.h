@@ -16,6 +16,7 @@
 
 #include "data_flow.h"
 #include "data_source.h"
+#include "engine_requests.h"
 #include "environment.h"
 #include "event.h"
 #include "fd_map.h"
@@ -142,6 +143,8 @@ struct replay_shared {
   bool zero_data = false;  // the data source yields only zeros: buffers need no filling
   bool strict = false;
   bool issue_all = false;  // issue calls whose recorded failure came from the environment
+  bool same_engines = true;    // engine requests through their engine (engine_requests.h)
+  bool mmap_as_write = false;  // mapped stores as pwrite
   privilege_options privilege;
   size_t listed_mismatches = 10;
   handle_table handles;
@@ -180,8 +183,29 @@ class op_runner {
   // Closes the replay fds of the handles whose last reference the op dropped.
   void release(const work_item& w);
 
+  // Engine requests (engine_requests.h) in flight. A lane's ops count as finished, for the
+  // ops of other lanes waiting for them, once every earlier one has completed: the runner
+  // advances `done` itself (op_finished()) when given one.
+  void acknowledge_to(progress_counter* done) { done_ = done; }
+  void op_finished() {
+    ++ops_finished_;
+    acknowledge();
+  }
+  bool idle() const { return !requests_ || requests_->idle(); }
+  void flush_requests() {
+    if (requests_) requests_->flush();
+  }
+  void settle_all();  // reaps every request in flight
+
  private:
   int64_t issue(const work_item& w);
+  // Engine requests: what the recorded order needs reaped before w, then w's own submission
+  // (false: issue it as a syscall).
+  void before_op(const work_item& w);
+  bool submit_request(const work_item& w);
+  void request_done(const work_item& w, int64_t result, uint64_t start_tick);
+  void acknowledge();
+  int64_t mapped_store(const work_item& w, int fd, std::span<const uint8_t> bytes);
   // environment.h: the recorded effect of a call the target refused for its own reasons,
   // produced another way; `refused` (-errno) if there is none (op_environment.cc).
   int64_t produce_effect(const work_item& w, int64_t refused, env_cause cause);
@@ -248,6 +272,9 @@ class op_runner {
   uint64_t cwd_gen_ = 0;
   uint8_t* wbuf_ = nullptr;
   size_t wbuf_size_ = 0;
+  std::unique_ptr<engine_requests> requests_;  // made at the first request
+  progress_counter* done_ = nullptr;
+  uint64_t ops_finished_ = 0, acked_ = 0;
   // The last xattr value generated: a copy sets the same ACL on every file.
   struct {
     bool valid = false;

@@ -55,6 +55,8 @@ result<replay_outcome> run_replay(trace_reader& trace, const replay_options& opt
     eo.timing.speed = options.speed;
     eo.strict = options.strict;
     eo.issue_all = options.issue_all;
+    eo.same_engines = options.same_engines;
+    eo.mmap_as_write = options.mmap_as_write;
     eo.privilege = options.privilege;
     eo.cancel = options.cancel;
     eo.peers = options.peers;

@@ -27,6 +27,9 @@ struct replay_options {
   bool force = false;                         // replay into a non-empty target
   bool strict = false;                        // stop at the first mismatch
   bool issue_all = false;  // issue calls whose recorded failure came from the environment
+  // io_uring and AIO requests through the same engine (false: as the syscalls doing the same)
+  bool same_engines = true;
+  bool mmap_as_write = false;  // stores through shared mappings as pwrite, not through a mapping
   privilege_options privilege;  // --owners, --keep-privileged (privilege.h)
   bool space_check = true;      // refuse a tree the target has no room for (prepare.h)
   bool progress = false;                      // a progress line on stderr

@@ -92,6 +92,27 @@ struct timeline_slice {
 };
 inline constexpr uint64_t timeline_ns = 100'000'000;
 
+// Requests replayed through the engine that submitted them (event::via): io_uring, AIO, and
+// stores through shared mappings (pages, each through a mapping of its own).
+struct engine_stats {
+  uint64_t requests = 0;   // replayed through the engine
+  uint64_t submits = 0;    // io_uring_enter / io_submit calls that carried them; mappings made
+  uint64_t in_flight_sum = 0;  // requests in flight as each was submitted, itself included
+  uint64_t max_in_flight = 0;
+  uint64_t recorded_in_flight_sum = 0;  // the same in the recording, per ring or context
+  uint64_t recorded_max_in_flight = 0;
+  uint64_t as_syscalls = 0;  // requests issued as the syscall doing the same
+  void merge(const engine_stats& o) {
+    requests += o.requests;
+    submits += o.submits;
+    in_flight_sum += o.in_flight_sum;
+    max_in_flight = std::max(max_in_flight, o.max_in_flight);
+    recorded_in_flight_sum += o.recorded_in_flight_sum;
+    recorded_max_in_flight = std::max(recorded_max_in_flight, o.recorded_max_in_flight);
+    as_syscalls += o.as_syscalls;
+  }
+};
+
 // What the op replay measured.
 struct replay_stats {
   uint64_t wall_ns = 0;
@@ -130,6 +151,7 @@ struct replay_stats {
   uint64_t remote_waits = 0;
   uint64_t started_ns = 0;
   flow_stats flow;             // where the written bytes came from (the whole replay's)
+  std::array<engine_stats, 4> engines{};  // by fsrr::engine; [0] (syscalls) unused
   void merge(const replay_stats& o, size_t max_listed);
 };
 

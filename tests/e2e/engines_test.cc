@@ -32,6 +32,25 @@ void replays_wrote(const std::string& dir, uint64_t bytes) {
   }
 }
 
+// Each replay's figures for one engine: every request went through it (none as a syscall),
+// in at most `submits` calls, never more of them in flight than the recording had.
+void replays_through(const std::string& dir, const char* engine, uint64_t requests,
+                     uint64_t recorded_depth) {
+  for (const char* fs : {"tmpfs", "ext4", "xfs", "btrfs"}) {
+    const std::string report = dir + "/" + fs + ".json";
+    if (std::string(fs) != "tmpfs" && slurp(report).empty()) continue;
+    INFO(fs << " " << engine);
+    const auto e = nlohmann::json::parse(slurp(report))["engines"][engine];
+    CHECK(e["requests"] == requests);
+    CHECK(e["as_syscalls"] == 0);
+    CHECK(e["submits"].get<uint64_t>() >= 1);
+    CHECK(e["submits"].get<uint64_t>() <= requests);
+    CHECK(e["recorded_max_in_flight"].get<uint64_t>() <= recorded_depth);
+    CHECK(e["max_in_flight"].get<uint64_t>() >= 1);
+    CHECK(e["max_in_flight"].get<uint64_t>() <= e["recorded_max_in_flight"].get<uint64_t>());
+  }
+}
+
 }  // namespace
 
 TEST_CASE("fio's io_uring engine is recorded request by request and replays its bytes") {
@@ -53,6 +72,9 @@ TEST_CASE("fio's io_uring engine is recorded request by request and replays its 
     // it submits varies (41 to 1,005 seen, as the kernel's io_uring_submit_req counts them)
     CHECK(info["ops"]["fsync"].get<uint64_t>() >= 1);
     replays_wrote(work.path(), 8 << 20);
+    // through a ring of the replay's own, at most 8 in flight as fio had
+    replays_through(work.path(), "io_uring",
+                    2048 + info["ops"]["fsync"].get<uint64_t>(), 8);
   }
 }
 
@@ -70,6 +92,7 @@ TEST_CASE("fio's libaio engine with O_DIRECT is recorded iocb by iocb and replay
   CHECK(info["ops"]["io_submit"].get<uint64_t>() >= 2048 / 32);
   CHECK(info["ops"]["io_getevents"].get<uint64_t>() >= 2048 / 32);
   replays_wrote(work.path(), 8 << 20);
+  replays_through(work.path(), "aio", 2048, 32);  // through an AIO context, io_submit
 }
 
 TEST_CASE("a liburing program's linked, vectored, fixed-file and positioned requests replay") {
@@ -85,6 +108,25 @@ TEST_CASE("a liburing program's linked, vectored, fixed-file and positioned requ
   CHECK(ops["write"] == 4);    // at the files' positions: data, other, third twice
   CHECK(ops["fallocate"] == 1);
   replays_wrote(work.path(), 70736);
+  // 16 writes, 4 fdatasyncs, a writev, 2 reads, 4 writes at positions, a fallocate: each
+  // through a ring, the 4 chains of 4 writes and an fdatasync linked as they were
+  replays_through(work.path(), "io_uring", 28, 28);
+  REQUIRE(run(fmt::format("{} dump --json {}/t.trace >{}/dump.json", FSRR_BIN, work.path(),
+                          work.path())) == 0);
+  int linked = 0, fixed_files = 0, uring = 0;
+  {
+    std::ifstream in(work / "dump.json");
+    for (std::string line; std::getline(in, line);) {
+      const auto e = nlohmann::json::parse(line);
+      if (e.value("engine", "") != "io_uring") continue;
+      ++uring;
+      linked += (e["sqe_flags"].get<int>() & 4) != 0;  // IOSQE_IO_LINK
+      fixed_files += (e["sqe_flags"].get<int>() & 1) != 0;  // IOSQE_FIXED_FILE
+    }
+  }
+  CHECK(uring == 28);
+  CHECK(linked == 4);
+  CHECK(fixed_files == 5);  // the writev, 100 bytes to `other`, 2 × 300 to `third`, fallocate
   // each write at a position went where the recorded one did (2000 in `other`, 0 and 300 in
   // `third`): the replay's content matches what the trace says was written where
   const int content = run(fmt::format(
@@ -94,6 +136,19 @@ TEST_CASE("a liburing program's linked, vectored, fixed-file and positioned requ
       FSRR_BIN, work.path()));
   INFO(slurp(work / "content.log"));
   CHECK(content == 0);
+  // and as the syscalls doing the same, one at a time: the same bytes where they were
+  const int syscalls = run(fmt::format(
+      "mkdir {1}/plain && {0} replay {1}/t.trace {1}/plain --timing afap --engines syscalls "
+      "--data random --seed 3 --no-progress --report {1}/plain.json >/dev/null 2>&1 && "
+      "{0} verify --content --data random --seed 3 {1}/t.trace {1}/plain "
+      ">{1}/plain.log 2>&1",
+      FSRR_BIN, work.path()));
+  INFO(slurp(work / "plain.log"));
+  CHECK(syscalls == 0);
+  const auto plain = nlohmann::json::parse(slurp(work / "plain.json"));
+  CHECK(plain["engines"]["io_uring"]["requests"] == 0);
+  CHECK(plain["engines"]["io_uring"]["as_syscalls"] == 28);
+  CHECK(plain["mismatches"] == 0);
 }
 
 // The pwrite64 events of writes through mappings: each on the fd the trace gives the file.
@@ -119,6 +174,26 @@ TEST_CASE("Python's mmap stores replay as the pages they dirtied, its flush as a
   CHECK(mapped_writes(work / "t.trace") ==
         std::vector<w>{{0, 4096}, {8192, 4096}, {20480, 100}});
   CHECK(info["ops"]["fdatasync"] == 1);  // flush(): msync(MS_SYNC) of the mapped file
+  // each page stored through a mapping of the replayed file, on every file system
+  for (const char* fs : {"tmpfs", "ext4", "xfs", "btrfs"}) {
+    const std::string report = work / fmt::format("{}.json", fs);
+    if (std::string(fs) != "tmpfs" && slurp(report).empty()) continue;
+    INFO(fs);
+    const auto mapped = nlohmann::json::parse(slurp(report))["engines"]["mapped"];
+    CHECK(mapped["requests"] == 3);
+    CHECK(mapped["as_syscalls"] == 0);
+  }
+  // --mmap-as-write: the same pages by pwrite, the same content
+  const int as_write = run(fmt::format(
+      "mkdir {1}/w && {0} replay {1}/t.trace {1}/w --timing afap --mmap-as-write --data random "
+      "--seed 5 --no-progress --report {1}/w.json >/dev/null 2>&1 && {0} verify --content "
+      "--data random --seed 5 {1}/t.trace {1}/w >{1}/w.log 2>&1",
+      FSRR_BIN, work.path()));
+  INFO(slurp(work / "w.log"));
+  CHECK(as_write == 0);
+  const auto w_report = nlohmann::json::parse(slurp(work / "w.json"));
+  CHECK(w_report["engines"]["mapped"]["requests"] == 0);
+  CHECK(w_report["engines"]["mapped"]["as_syscalls"] == 3);
   if (!require_root("an ext4 image")) return;
   // on ext4 the flush writes page 0 back and write-protects it: the last store faults again
   loop_fs ext4("ext4", 256);

@@ -48,8 +48,9 @@ TEST_CASE("a sequential read loop encodes as a few bytes per event") {
     g.add(e);
   }
   // Per event: op 1, gap 2 (500 ns think time; 1 for the first), dur 2, result 1 (as
-  // predicted), fd 1, file 1 (delta), offset 1 (as predicted), size 3 — before zstd.
-  CHECK(g.bytes() == 11 + 999 * 12);
+  // predicted), fd 1, file 1 (delta), offset 1 (as predicted), size 3, via 1 (a syscall: 0)
+  // — before zstd.
+  CHECK(g.bytes() == 12 + 999 * 13);
   std::vector<event> out;
   uint64_t unknown = 0;
   REQUIRE(decode_group(input_of(g, 1), this_build(), out, unknown));

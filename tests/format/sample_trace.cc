@@ -53,6 +53,9 @@ sample write_sample(const std::string& path, const writer_options& options, bool
     if (has(o, F_FLAGS)) e.flags = 0x8000 | static_cast<uint32_t>(i);
     if (has(o, F_MODE)) e.mode = 0644;
     if (has(o, F_AUX)) e.aux = w.intern_string("user.aux" + std::to_string(i));
+    if (has(o, F_VIA) && i % 3)  // a syscall, an io_uring request, an AIO one
+      e.via = make_via(i % 3 == 1 ? engine::io_uring : engine::aio, 1 + i % 4,
+                       i % 3 == 1 ? sqe_link | sqe_fixed_file : 0);
     w.append(e);
     round_times(e, options.time_unit_ns);  // as the writer stores it
     s.events.push_back(e);

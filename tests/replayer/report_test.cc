@@ -158,8 +158,8 @@ TEST_CASE("the summary's long lines break at 100 columns, whole parts on each") 
           "  unmatched 3.0 MiB (sizes 3.0, no writer 0.0); through pipes 7.0 MiB, sockets 1.0 "
           "MiB\n"));
   CHECK(
-      has("not replayed: 1234567 modelled (process, fd table), 89012 unreplayable (mmap, AIO, "
-          "io_uring),\n  345678 on pipes/sockets/ttys\n"));
+      has("not replayed: 1234567 modelled (process, fd table),\n  89012 engine calls (mmap, "
+          "io_uring_enter, io_submit), 345678 on pipes/sockets/ttys\n"));
   // histogram buckets: within 1/32 of the recorded value
   CHECK(t.find("lateness: p50 ") != std::string::npos);
   CHECK(t.find(" us\n  (its ops' own durations force p99 ") != std::string::npos);

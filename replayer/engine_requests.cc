@@ -1,0 +1,455 @@
+#include "engine_requests.h"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <linux/aio_abi.h>
+#include <sys/uio.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "op_dispatch.h"
+#include "schedule.h"
+
+namespace fsrr {
+namespace {
+
+constexpr unsigned ring_entries = 256;      // per ring; its CQ holds twice as many
+constexpr size_t max_slots = ring_entries;  // in flight at once, all queues: never a CQ overflow
+constexpr unsigned registered_files = 256;  // a ring's sparse table of fixed files
+constexpr uint8_t uring_ftruncate = 55;     // IORING_OP_FTRUNCATE (6.9); liburing 2.3 has no prep
+
+long io_setup(unsigned nr, aio_context_t* ctx) { return ::syscall(SYS_io_setup, nr, ctx); }
+long io_destroy(aio_context_t ctx) { return ::syscall(SYS_io_destroy, ctx); }
+long io_submit(aio_context_t ctx, long n, iocb** cbs) {
+  return ::syscall(SYS_io_submit, ctx, n, cbs);
+}
+long io_getevents(aio_context_t ctx, long min, long max, io_event* ev) {
+  return ::syscall(SYS_io_getevents, ctx, min, max, ev, nullptr);
+}
+
+// Splits [buf, buf+n) into `count` iovecs, as op_dispatch does for the syscalls.
+void split(uint8_t* buf, size_t n, uint64_t count, std::vector<iovec>& iov) {
+  const size_t cnt = std::clamp<uint64_t>(count, 1, IOV_MAX);
+  const size_t each = n / cnt;
+  iov.resize(cnt);
+  for (size_t i = 0; i < cnt; ++i)
+    iov[i] = {buf + i * each, i + 1 == cnt ? n - each * (cnt - 1) : each};
+}
+
+}  // namespace
+
+struct engine_requests::request {
+  work_item w;
+  uint64_t start_tick = 0;
+  uint64_t recorded_done = 0;  // the recorded completion, trace ns
+  uint64_t ordinal = 0;
+  size_t at = 0;  // in in_flight_
+  engine en = engine::syscall;
+  uint32_t queue = 0;
+  bool busy = false;
+  size_t index = 0;  // in slots_: the request's user_data
+  ring* g = nullptr;
+  context* c = nullptr;
+  uint8_t* buf = nullptr;  // a write's bytes, page-aligned (O_DIRECT)
+  size_t cap = 0;
+  std::vector<iovec> iov;
+  iocb cb{};
+  ~request() {
+    if (buf) ::munmap(buf, cap);
+  }
+  bool room(size_t n) {
+    if (n <= cap) return true;
+    if (buf) ::munmap(buf, cap);
+    cap = std::max<size_t>((n + 0xFFFF) & ~size_t{0xFFFF}, 0x10000);
+    void* p = ::mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    buf = p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
+    if (!buf) cap = 0;
+    return buf != nullptr;
+  }
+};
+
+struct engine_requests::ring {
+  io_uring u{};
+  unsigned queued = 0;     // SQEs not yet submitted
+  bool link_open = false;  // the last one queued links to the next
+  bool files = false;      // a sparse table of fixed files is registered
+  std::vector<int> fixed;  // replay fd in each slot of it, -1: free
+  ~ring() { io_uring_queue_exit(&u); }
+};
+
+struct engine_requests::context {
+  aio_context_t id = 0;
+  std::vector<iocb*> queued;
+  ~context() {
+    if (id) io_destroy(id);
+  }
+};
+
+engine_requests::engine_requests(std::array<engine_stats, 4>& stats, done_fn done)
+    : stats_(stats), done_(std::move(done)) {}
+
+engine_requests::~engine_requests() { drain(); }
+
+engine_requests::request* engine_requests::take_slot() {
+  if (free_.empty() && slots_.size() < max_slots) {
+    auto r = std::make_unique<request>();
+    r->index = slots_.size();
+    free_.push_back(r.get());
+    slots_.push_back(std::move(r));
+  }
+  if (free_.empty()) {  // as many in flight as the rings hold: the oldest goes first
+    request* oldest = nullptr;
+    for (request* s : in_flight_)
+      if (!oldest || s->ordinal < oldest->ordinal) oldest = s;
+    if (oldest) reap(*oldest);
+  }
+  if (free_.empty()) return nullptr;
+  request* r = free_.back();
+  free_.pop_back();
+  return r;
+}
+
+engine_requests::ring* engine_requests::ring_of(uint32_t queue, bool sqpoll) {
+  auto& g = rings_[queue];
+  if (g) return g.get();
+  if (no_uring_) return nullptr;
+  auto made = std::make_unique<ring>();
+  int rc = -1;
+  if (sqpoll) {  // polled by a kernel thread of its own, as recorded
+    io_uring_params p{};
+    p.flags = IORING_SETUP_SQPOLL;
+    p.sq_thread_idle = 1000;
+    rc = io_uring_queue_init_params(ring_entries, &made->u, &p);
+  }
+  if (rc < 0) rc = io_uring_queue_init(ring_entries, &made->u, 0);
+  if (rc < 0) {
+    no_uring_ = true;
+    rings_.erase(queue);
+    return nullptr;
+  }
+  g = std::move(made);
+  return g.get();
+}
+
+engine_requests::context* engine_requests::context_of(uint32_t queue) {
+  auto& c = contexts_[queue];
+  if (c) return c.get();
+  if (no_aio_) return nullptr;
+  auto made = std::make_unique<context>();
+  if (io_setup(max_slots, &made->id) < 0) {
+    no_aio_ = true;
+    contexts_.erase(queue);
+    return nullptr;
+  }
+  c = std::move(made);
+  return c.get();
+}
+
+void engine_requests::note_depth(engine en, uint32_t queue, uint64_t ts, uint64_t done) {
+  engine_stats& s = stats_[static_cast<size_t>(en)];
+  ++s.requests;
+  const uint64_t depth = busy_by_engine_[static_cast<size_t>(en)];
+  s.in_flight_sum += depth;
+  s.max_in_flight = std::max(s.max_in_flight, depth);
+  auto& heap = recorded_[{static_cast<int>(en), queue}];
+  while (!heap.empty() && heap.top() <= ts) heap.pop();
+  heap.push(done);
+  s.recorded_in_flight_sum += heap.size();
+  s.recorded_max_in_flight = std::max<uint64_t>(s.recorded_max_in_flight, heap.size());
+}
+
+bool engine_requests::submit(const work_item& w, int fd, std::span<const uint8_t> data,
+                             std::span<uint8_t> sink, uint64_t ordinal) {
+  const event& e = w.ev;
+  const engine en = engine_of(e.via);
+  if ((en == engine::io_uring && no_uring_) || (en == engine::aio && no_aio_)) return false;
+  request* r = take_slot();
+  if (!r) return false;
+  r->w = w;
+  r->en = en;
+  r->queue = queue_of(e.via);
+  r->recorded_done = e.ts + e.dur;
+  r->ordinal = ordinal;
+  r->g = nullptr;
+  r->c = nullptr;
+  if (!data.empty()) {
+    if (!r->room(data.size())) {
+      free_.push_back(r);
+      return false;
+    }
+    std::memcpy(r->buf, data.data(), data.size());
+  }
+  const std::span<uint8_t> bytes =
+      data.empty() ? sink.first(std::min(sink.size(), static_cast<size_t>(e.size)))
+                   : std::span<uint8_t>(r->buf, data.size());
+  if (info(e.kind).cls == op_class::read || info(e.kind).cls == op_class::write)
+    split(bytes.data(), bytes.size(), e.aux, r->iov);
+  const bool ok = en == engine::io_uring ? submit_uring(*r, fd) : submit_aio(*r, fd);
+  if (!ok) {
+    free_.push_back(r);
+    return false;
+  }
+  r->busy = true;
+  ++busy_;
+  ++busy_by_engine_[static_cast<size_t>(en)];
+  r->at = in_flight_.size();
+  in_flight_.push_back(r);
+  note_depth(en, r->queue, e.ts, r->recorded_done);
+  r->start_tick = latency_clock::get().now();
+  return true;
+}
+
+bool engine_requests::submit_uring(request& r, int fd) {
+  const event& e = r.w.ev;
+  ring* g = ring_of(r.queue, e.via & via_sqpoll);
+  if (!g) return false;
+  io_uring_sqe* sqe = io_uring_get_sqe(&g->u);
+  if (!sqe) {  // the SQ is full: what is queued goes first
+    io_uring_submit(&g->u);
+    g->queued = 0;
+    sqe = io_uring_get_sqe(&g->u);
+    if (!sqe) return false;
+  }
+  const uint32_t flags = sqe_flags_of(e.via);
+  int target = fd;
+  bool fixed = false;
+  if (flags & sqe_fixed_file) {  // a registered file, as recorded: one of this ring's slots
+    if (!g->files && io_uring_register_files_sparse(&g->u, registered_files) == 0) {
+      g->files = true;
+      g->fixed.assign(registered_files, -1);
+    }
+    if (g->files) {
+      auto at = std::find(g->fixed.begin(), g->fixed.end(), fd);
+      if (at == g->fixed.end()) {
+        at = std::find(g->fixed.begin(), g->fixed.end(), -1);
+        if (at != g->fixed.end() &&
+            io_uring_register_files_update(&g->u, static_cast<unsigned>(at - g->fixed.begin()),
+                                           &fd, 1) == 1)
+          *at = fd;
+        else
+          at = g->fixed.end();
+      }
+      if (at != g->fixed.end()) {
+        target = static_cast<int>(at - g->fixed.begin());
+        fixed = true;
+      }
+    }
+  }
+  const auto len = static_cast<unsigned>(r.iov.empty() ? 0 : r.iov.size() == 1 ? r.iov[0].iov_len : 0);
+  const bool positioned = e.kind != op::read && e.kind != op::write && e.kind != op::readv &&
+                          e.kind != op::writev;
+  const uint64_t off = positioned ? static_cast<uint64_t>(e.offset) : ~uint64_t{0};
+  switch (e.kind) {
+    case op::read:
+    case op::pread64:
+      io_uring_prep_read(sqe, target, r.iov[0].iov_base, len, off);
+      break;
+    case op::write:
+    case op::pwrite64:
+      io_uring_prep_write(sqe, target, r.iov[0].iov_base, len, off);
+      break;
+    case op::readv:
+    case op::preadv:
+      io_uring_prep_readv(sqe, target, r.iov.data(), static_cast<unsigned>(r.iov.size()), off);
+      break;
+    case op::writev:
+    case op::pwritev:
+      io_uring_prep_writev(sqe, target, r.iov.data(), static_cast<unsigned>(r.iov.size()), off);
+      break;
+    case op::fsync:
+    case op::fdatasync:
+      io_uring_prep_fsync(sqe, target, e.kind == op::fdatasync ? IORING_FSYNC_DATASYNC : 0);
+      break;
+    case op::sync_file_range:
+      io_uring_prep_sync_file_range(sqe, target, static_cast<unsigned>(e.size),
+                                    static_cast<uint64_t>(e.offset), static_cast<int>(e.flags));
+      break;
+    case op::fallocate:
+      io_uring_prep_fallocate(sqe, target, static_cast<int>(e.flags), e.offset,
+                              static_cast<off_t>(e.size));
+      break;
+    case op::fadvise64:
+      io_uring_prep_fadvise(sqe, target, static_cast<uint64_t>(e.offset),
+                            static_cast<off_t>(e.size), static_cast<int>(e.flags));
+      break;
+    case op::ftruncate:
+      io_uring_prep_rw(uring_ftruncate, sqe, target, nullptr, 0, e.size);
+      break;
+    default:  // no other op is an io_uring request in a trace
+      io_uring_prep_nop(sqe);
+      break;
+  }
+  // The recorded links, drain and async; buffer selection needs the program's buffer groups.
+  sqe->flags = static_cast<uint8_t>((flags & (sqe_drain | sqe_link | sqe_hardlink | sqe_async)) |
+                                    (fixed ? IOSQE_FIXED_FILE : 0));
+  io_uring_sqe_set_data64(sqe, r.index);
+  r.g = g;
+  ++g->queued;
+  g->link_open = flags & (sqe_link | sqe_hardlink);
+  // A kernel thread polls an SQPOLL ring: a request it was handed went at once, as recorded.
+  if ((e.via & via_sqpoll) && !g->link_open) {
+    io_uring_submit(&g->u);
+    g->queued = 0;
+    ++stats_[static_cast<size_t>(engine::io_uring)].submits;
+  }
+  return true;
+}
+
+bool engine_requests::submit_aio(request& r, int fd) {
+  const event& e = r.w.ev;
+  context* c = context_of(r.queue);
+  if (!c) return false;
+  iocb& cb = r.cb;
+  cb = iocb{};
+  cb.aio_data = r.index;
+  cb.aio_fildes = static_cast<uint32_t>(fd);
+  cb.aio_offset = e.offset;
+  switch (e.kind) {
+    case op::pread64:
+    case op::pwrite64:
+      cb.aio_lio_opcode = e.kind == op::pread64 ? IOCB_CMD_PREAD : IOCB_CMD_PWRITE;
+      cb.aio_buf = reinterpret_cast<uint64_t>(r.iov[0].iov_base);
+      cb.aio_nbytes = r.iov[0].iov_len;
+      break;
+    case op::preadv:
+    case op::pwritev:
+      cb.aio_lio_opcode = e.kind == op::preadv ? IOCB_CMD_PREADV : IOCB_CMD_PWRITEV;
+      cb.aio_buf = reinterpret_cast<uint64_t>(r.iov.data());
+      cb.aio_nbytes = r.iov.size();
+      break;
+    case op::fsync:
+      cb.aio_lio_opcode = IOCB_CMD_FSYNC;
+      break;
+    case op::fdatasync:
+      cb.aio_lio_opcode = IOCB_CMD_FDSYNC;
+      break;
+    default:
+      return false;
+  }
+  r.c = c;
+  c->queued.push_back(&cb);
+  return true;
+}
+
+void engine_requests::flush() {
+  for (auto& [q, g] : rings_) {
+    if (!g->queued) continue;
+    io_uring_submit(&g->u);
+    g->queued = 0;
+    g->link_open = false;
+    ++stats_[static_cast<size_t>(engine::io_uring)].submits;
+  }
+  for (auto& [q, c] : contexts_) {
+    size_t at = 0;
+    while (at < c->queued.size()) {
+      const long n = io_submit(c->id, static_cast<long>(c->queued.size() - at), c->queued.data() + at);
+      ++stats_[static_cast<size_t>(engine::aio)].submits;
+      if (n > 0) {
+        at += static_cast<size_t>(n);
+        continue;
+      }
+      if (n == -1 && errno == EAGAIN) {  // the context is full: reap, then go on
+        reap_context(*c, true);
+        continue;
+      }
+      // Refused as a whole (EBADF, EINVAL): each request fails with the error.
+      const int64_t err = n < 0 ? -errno : -EIO;
+      for (size_t i = at; i < c->queued.size(); ++i) finish(*slots_[c->queued[i]->aio_data], err);
+      break;
+    }
+    c->queued.clear();
+  }
+}
+
+void engine_requests::finish(request& r, int64_t res) {
+  if (!r.busy) return;
+  r.busy = false;
+  --busy_;
+  --busy_by_engine_[static_cast<size_t>(r.en)];
+  in_flight_[r.at] = in_flight_.back();
+  in_flight_[r.at]->at = r.at;
+  in_flight_.pop_back();
+  done_(r.w, res, r.start_tick);
+  r.w = work_item{};
+  free_.push_back(&r);
+}
+
+void engine_requests::reap_ring(ring& g, bool wait) {
+  io_uring_cqe* cqe = nullptr;
+  if (wait) {
+    if (io_uring_wait_cqe(&g.u, &cqe) < 0) return;
+  }
+  unsigned head, n = 0;
+  io_uring_for_each_cqe(&g.u, head, cqe) {
+    const uint64_t i = cqe->user_data;
+    const int64_t res = cqe->res;
+    ++n;
+    if (i < slots_.size()) finish(*slots_[i], res);
+  }
+  io_uring_cq_advance(&g.u, n);
+}
+
+void engine_requests::reap_context(context& c, bool wait) {
+  io_event ev[64];
+  const long n = io_getevents(c.id, wait ? 1 : 0, 64, ev);
+  for (long i = 0; i < n; ++i)
+    if (ev[i].data < slots_.size()) finish(*slots_[ev[i].data], ev[i].res);
+}
+
+void engine_requests::reap(request& r) {
+  if ((r.g && r.g->queued) || (r.c && !r.c->queued.empty())) flush();
+  while (r.busy) {
+    if (r.g)
+      reap_ring(*r.g, true);
+    else if (r.c)
+      reap_context(*r.c, true);
+    else
+      break;
+  }
+}
+
+void engine_requests::reap_before(uint64_t ts) {
+  if (!busy_) return;
+  for (size_t i = 0; i < in_flight_.size();) {
+    request& r = *in_flight_[i];
+    if (r.recorded_done > ts || (r.g && r.g->link_open)) {  // a chain being queued stays whole
+      ++i;
+      continue;
+    }
+    reap(r);  // it leaves in_flight_, others may too, and the order changes: from the start
+    i = 0;
+  }
+  // What has completed meanwhile is counted now, not at the next wait.
+  for (auto& [q, g] : rings_) reap_ring(*g, false);
+}
+
+void engine_requests::drain() {
+  flush();
+  while (!in_flight_.empty()) reap(*in_flight_.front());
+}
+
+uint64_t engine_requests::oldest() const {
+  uint64_t o = none;
+  for (const request* s : in_flight_) o = std::min(o, s->ordinal);
+  return o;
+}
+
+void engine_requests::forget_fd(int fd) {
+  for (auto& [q, g] : rings_) {
+    if (!g->files) continue;
+    for (size_t i = 0; i < g->fixed.size(); ++i)
+      if (g->fixed[i] == fd) {
+        int none_fd = -1;
+        io_uring_register_files_update(&g->u, static_cast<unsigned>(i), &none_fd, 1);
+        g->fixed[i] = -1;
+      }
+  }
+}
+
+}  // namespace fsrr
