@@ -167,6 +167,22 @@ static __always_inline int rec__user_str(struct rec* r, __u8 slot, __u64 uptr, _
   return n > 1 ? dst[0] : 0;
 }
 
+/* A NUL-terminated kernel string (a struct filename's), stored without its NUL. */
+static __always_inline void rec__kernel_str(struct rec* r, __u8 slot, __u64 kptr) {
+  __u32 p;
+  long n;
+
+  if (!kptr) return;
+  p = rec__item(r, FSRR_I_STR, slot, FSRR_PATH_MAX);
+  if (!p) return;
+  n = bpf_probe_read_kernel_str(r->buf + (p & (FSRR_SCRATCH_HALF - 1)), FSRR_PATH_MAX, (void*)kptr);
+  if (n <= 0) {
+    rec__set_len(r, p - sizeof(struct fsrr_item));
+    return;
+  }
+  rec__commit(r, p, n - 1, 0);
+}
+
 /* Whether the STR item whose header is at `at` holds "system.posix_acl_access" or
  * "system.posix_acl_default" (payloads are 8-aligned; the copy ends with its NUL). */
 static __always_inline bool rec__is_acl_name(struct rec* r, __u32 at) {

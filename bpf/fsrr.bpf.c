@@ -787,10 +787,40 @@ int BPF_PROG(fsrr_exit, struct task_struct* tp) {
 #define FSRR_IORING_OP_FALLOCATE 17
 #define FSRR_IORING_OP_READ 22
 #define FSRR_IORING_OP_WRITE 23
+#define FSRR_IORING_OP_OPENAT 18
+#define FSRR_IORING_OP_CLOSE 19
+#define FSRR_IORING_OP_STATX 21
 #define FSRR_IORING_OP_FADVISE 24
+#define FSRR_IORING_OP_OPENAT2 28
+#define FSRR_IORING_OP_RENAMEAT 35
+#define FSRR_IORING_OP_UNLINKAT 36
+#define FSRR_IORING_OP_MKDIRAT 37
+#define FSRR_IORING_OP_SYMLINKAT 38
+#define FSRR_IORING_OP_LINKAT 39
 #define FSRR_IORING_OP_FTRUNCATE 55
 #define FSRR_IORING_OP_READV_FIXED 60
 #define FSRR_IORING_OP_WRITEV_FIXED 61
+
+static __always_inline __u64 filename_of(struct filename* f) {
+  return f ? (__u64)BPF_CORE_READ(f, name) : 0;
+}
+
+/* The names a request on names was submitted with, read from the kernel's copies. */
+static __always_inline void uring_names(const struct fsrr_uring_sub* sub, __u64 name0, __u64 name1) {
+  struct fsrr_uring_names* h;
+  struct rec r;
+
+  if (!rec__open(&r, SLOT_URING_SUB, sizeof(*h))) return;
+  h = (void*)r.buf;
+  h->h.type = FSRR_REC_URING_NAMES;
+  h->h.flags = 0;
+  h->h.tid = sub->tid;
+  h->h.ts = sub->ts;
+  h->ring = sub->ring;
+  rec__kernel_str(&r, 0, name0);
+  rec__kernel_str(&r, 1, name1);
+  rec__send(&r);
+}
 
 SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(fsrr_uring_submit, struct io_kiocb* req) {
@@ -802,7 +832,14 @@ int BPF_PROG(fsrr_uring_submit, struct io_kiocb* req) {
   struct io_sync* sync = cmd;
   struct io_fadvise* fadv = cmd;
   struct io_ftrunc* ftrunc = cmd;
-  __u64 key = (__u64)req;
+  struct io_open* open = cmd;
+  struct io_statx* statx = cmd;
+  struct io_rename* rename = cmd;
+  struct io_unlink* unlink = cmd;
+  struct io_mkdir* mkdir = cmd;
+  struct io_link* link = cmd;
+  struct io_close* close = cmd;
+  __u64 key = (__u64)req, name0 = 0, name1 = 0;
 
   if (!bpf_task_storage_get(&state, cur, 0, 0)) {
     owner = cur->flags & PF_IO_WORKER ? cur->group_leader : 0; /* an SQPOLL thread's process */
@@ -856,8 +893,81 @@ int BPF_PROG(fsrr_uring_submit, struct io_kiocb* req) {
     case FSRR_IORING_OP_FTRUNCATE:
       sub.len = BPF_CORE_READ(ftrunc, len);
       break;
+    case FSRR_IORING_OP_OPENAT:
+    case FSRR_IORING_OP_OPENAT2:
+      sub.fd = BPF_CORE_READ(open, dfd);
+      sub.op_flags = (__u32)BPF_CORE_READ(open, how.flags);
+      sub.len = BPF_CORE_READ(open, how.mode);
+      sub.aux = BPF_CORE_READ(open, how.resolve) | (__u64)BPF_CORE_READ(open, file_slot) << 32;
+      name0 = filename_of(BPF_CORE_READ(open, filename));
+      break;
+    case FSRR_IORING_OP_STATX:
+      sub.fd = BPF_CORE_READ(statx, dfd);
+      sub.op_flags = BPF_CORE_READ(statx, flags);
+      sub.len = BPF_CORE_READ(statx, mask);
+      sub.aux = (__u64)BPF_CORE_READ(statx, buffer);
+      name0 = filename_of(BPF_CORE_READ(statx, filename));
+      break;
+    case FSRR_IORING_OP_RENAMEAT:
+      sub.fd = BPF_CORE_READ(rename, old_dfd);
+      sub.off = BPF_CORE_READ(rename, new_dfd);
+      sub.op_flags = BPF_CORE_READ(rename, flags);
+      name0 = filename_of(BPF_CORE_READ(rename, oldpath));
+      name1 = filename_of(BPF_CORE_READ(rename, newpath));
+      break;
+    case FSRR_IORING_OP_UNLINKAT:
+      sub.fd = BPF_CORE_READ(unlink, dfd);
+      sub.op_flags = BPF_CORE_READ(unlink, flags);
+      name0 = filename_of(BPF_CORE_READ(unlink, filename));
+      break;
+    case FSRR_IORING_OP_MKDIRAT:
+      sub.fd = BPF_CORE_READ(mkdir, dfd);
+      sub.len = BPF_CORE_READ(mkdir, mode);
+      name0 = filename_of(BPF_CORE_READ(mkdir, filename));
+      break;
+    case FSRR_IORING_OP_SYMLINKAT: /* oldpath: the target; newpath at new_dfd: the link */
+      sub.off = BPF_CORE_READ(link, new_dfd);
+      name0 = filename_of(BPF_CORE_READ(link, newpath));
+      name1 = filename_of(BPF_CORE_READ(link, oldpath));
+      break;
+    case FSRR_IORING_OP_LINKAT:
+      sub.fd = BPF_CORE_READ(link, old_dfd);
+      sub.off = BPF_CORE_READ(link, new_dfd);
+      sub.op_flags = BPF_CORE_READ(link, flags);
+      name0 = filename_of(BPF_CORE_READ(link, oldpath));
+      name1 = filename_of(BPF_CORE_READ(link, newpath));
+      break;
+    case FSRR_IORING_OP_CLOSE:
+      sub.fd = BPF_CORE_READ(close, fd);
+      sub.aux = BPF_CORE_READ(close, file_slot);
+      break;
   }
-  if (bpf_map_update_elem(&uring_inflight, &key, &sub, BPF_ANY)) count(FSRR_C_URING_FULL);
+  if (bpf_map_update_elem(&uring_inflight, &key, &sub, BPF_ANY)) {
+    count(FSRR_C_URING_FULL);
+    return 0;
+  }
+  if (name0) {
+    /* What a relative name needs to be resolved: the cwd, or its dirfd described */
+    struct task_state* s = bpf_task_storage_get(&state, owner, 0, 0);
+    struct task_struct* task = KPTR(task_struct, owner);
+    char first[2] = {};
+
+    for (int i = 0; i < 2; i++) {
+      long dfd = i ? (int)sub.off : sub.fd;
+      __u64 name = i ? name1 : name0;
+
+      if (!name || (i && sub.opcode == FSRR_IORING_OP_SYMLINKAT)) continue; /* a target */
+      if (i == 0 && sub.opcode == FSRR_IORING_OP_SYMLINKAT) dfd = (int)sub.off;
+      bpf_probe_read_kernel(first, 1, (void*)name);
+      if (first[0] == '/' || !first[0] || !s) continue;
+      if (dfd == AT_FDCWD) {
+        if (s->cwd_fs != (__u64)task->fs) send_cwd(s, sub.ts);
+      } else {
+        describe_fd(task, s, dfd, SLOT_SIDE, sub.ts);
+      }
+    }
+    uring_names(&sub, name0, name1);
+  }
   return 0;
 }
 
@@ -887,6 +997,16 @@ int BPF_PROG(fsrr_uring_complete, struct io_ring_ctx* ring, void* req, struct io
   h->cqe_flags = cqe->flags;
   h->done_tid = extract__host_tid(KPTR(task_struct, cur));
   bpf_probe_read_kernel(&fptr, sizeof(fptr), req); /* io_kiocb.file, first of its members */
+  if ((sub->opcode == FSRR_IORING_OP_OPENAT || sub->opcode == FSRR_IORING_OP_OPENAT2) &&
+      cqe->res >= 0 && !(sub->aux >> 32)) {
+    /* the file it opened, in the submitter's fd table (io-wq workers and the SQ thread
+     * share it) */
+    fptr = extract__fd_file(cur, cqe->res);
+    if (fptr) rec__new_file(&r, 2, fptr);
+    fptr = 0;
+  } else if (sub->opcode == FSRR_IORING_OP_STATX && cqe->res == 0) {
+    rec__user(&r, sub->aux, sizeof(struct statx));
+  }
   if (fptr) {
     extract__file(fptr, &f);
     rec__file(&r, 0, &f);

@@ -89,6 +89,7 @@ enum fsrr_rec_type {
   FSRR_REC_FD,  /* an fd seen for the first time: what it refers to */
   FSRR_REC_URING, /* an io_uring request, sent as it completes */
   FSRR_REC_MMAP_WRITE, /* a write fault on a shared mapping of a file: a page dirtied */
+  FSRR_REC_URING_NAMES, /* the names an io_uring request was submitted with */
 };
 
 struct fsrr_rec_hdr {
@@ -276,6 +277,19 @@ struct fsrr_uring_sub {
   __u8 opcode;
   __u8 sqpoll; /* submitted by the kernel's SQ thread */
   __u16 pad;
+  /* Requests on names: off is the second dirfd (renameat, linkat, symlinkat), len the mode
+   * (openat, mkdirat) or statx's mask, op_flags the flags; aux openat2's resolve | file slot
+   * << 32, statx's buffer, close's file slot. */
+  __u64 aux;
+};
+
+/* The names of an io_uring request on names (OPENAT, STATX, RENAMEAT, ...), sent as it is
+ * submitted (the kernel frees them before the completion): STR items, slot 0 the first name
+ * (symlinkat: the link's), 1 the second (rename's and link's new one; symlinkat's target).
+ * The request's FSRR_REC_URING record follows with the same ring and submission time. */
+struct fsrr_uring_names {
+  struct fsrr_rec_hdr h; /* tid, ts: as the request's sub */
+  __u64 ring;
 };
 
 /* An io_uring request, sent as it completes; followed by a FILE item (slot 0) for the file

@@ -42,6 +42,7 @@ enum scratch_slot {
   SLOT_ENTER,    /* records sys_enter emits */
   SLOT_TASK,     /* sched_process_* and the fd iterator */
   SLOT_URING,    /* io_uring completions */
+  SLOT_URING_SUB, /* io_uring submissions' names */
   SLOT_FAULT,    /* write faults on shared file mappings */
   SLOT_COUNT,
 };

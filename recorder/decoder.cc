@@ -180,6 +180,9 @@ void decoder::on_record(std::span<const uint8_t> record) {
     case FSRR_REC_MMAP_WRITE:
       on_mmap_write(record);
       break;
+    case FSRR_REC_URING_NAMES:
+      on_uring_names(record);
+      break;
     default:
       ++stats_.malformed;
   }

@@ -110,6 +110,10 @@ class decoder {
   void on_cwd(std::span<const uint8_t> record);
   void on_fd(std::span<const uint8_t> record);
   void on_uring(std::span<const uint8_t> record);  // engine_events.cc
+  void on_uring_names(std::span<const uint8_t> record);
+  // An io_uring request on names (open, close, statx, rename, ...), decoded as the syscall
+  // that does the same; false if it cannot be (a direct descriptor, names not seen).
+  bool decode_uring_name(const fsrr_uring& h, const record_items& it);
   void on_mmap_write(std::span<const uint8_t> record);  // engine_events.cc
   // The file a record's FILE (and ATTR, WALK) items describe, as an fd of `files`: the fd
   // `fd` if the table has that file there, else bound there now (an fd_bind event).
@@ -254,6 +258,11 @@ class decoder {
   // the replay gives each one of its own (event::via).
   std::unordered_map<uint64_t, uint32_t> queues_;
   uint32_t queue_number(uint64_t queue);
+  // Names of io_uring requests submitted and not completed yet, by (ring, submission time).
+  struct uring_names {
+    std::optional<std::string> name[2];
+  };
+  std::map<std::pair<uint64_t, uint64_t>, uring_names> uring_names_;
 };
 
 }  // namespace fsrr::recorder

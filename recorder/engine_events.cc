@@ -42,7 +42,7 @@ enum : uint8_t {
 };
 
 // Requests that open, close, name, stat or splice files, or pass a command through to a
-// driver: not replayed yet, and without them the replay would differ.
+// driver: decoded as the syscall doing the same where decode_uring_name knows one.
 bool names_files(uint8_t opcode) {
   switch (opcode) {
     case 18:  // OPENAT
@@ -183,6 +183,7 @@ void decoder::on_uring(std::span<const uint8_t> record) {
   }
   const fsrr_uring_sub& sub = h->sub;
   if (names_files(sub.opcode)) {
+    if (decode_uring_name(*h, it)) return;
     w_.mark_incomplete(incomplete_uring_ops);
     w_.add_nonfile(op::io_uring_enter, fd_kind::other);
     return;
@@ -291,10 +292,114 @@ void decoder::on_uring(std::span<const uint8_t> record) {
   e.thread = thread_of(t, tid);
   const bool fixed_buffer = sub.opcode == uring_read_fixed || sub.opcode == uring_write_fixed ||
                             sub.opcode == uring_readv_fixed || sub.opcode == uring_writev_fixed;
-  e.via = make_via(engine::io_uring, queue_number(sub.ring), static_cast<uint32_t>(sub.flags),
+  uint32_t sqe = static_cast<uint32_t>(sub.flags);
+  if (h->res < 0) sqe &= ~sqe_link;  // the chain broke here: the rest never ran (a hard link goes on)
+  e.via = make_via(engine::io_uring, queue_number(sub.ring), sqe,
                    (fixed_buffer ? via_fixed_buffer : 0) | (sub.sqpoll ? via_sqpoll : 0));
   tree_.settle_pending(e.ts);
   w_.append(e);
+}
+
+void decoder::on_uring_names(std::span<const uint8_t> record) {
+  const auto* h = header_as<fsrr_uring_names>(record);
+  record_items it;
+  if (!h || !parse_items(record, sizeof *h, it)) {
+    ++stats_.malformed;
+    return;
+  }
+  // Requests whose completion never came (a ring torn down) must not pile up.
+  if (uring_names_.size() >= 65536) uring_names_.clear();
+  uring_names& n = uring_names_[{h->ring, h->h.ts}];
+  for (int i = 0; i < 2; ++i)
+    if (it.str[i]) n.name[i] = std::string(*it.str[i]);
+}
+
+bool decoder::decode_uring_name(const fsrr_uring& h, const record_items& it) {
+  const fsrr_uring_sub& sub = h.sub;
+  uring_names names;
+  if (const auto at = uring_names_.find({sub.ring, sub.ts}); at != uring_names_.end()) {
+    names = std::move(at->second);
+    uring_names_.erase(at);
+  }
+  record_items in = it;
+  fsrr_syscall fake{};
+  fake.h = h.h;
+  fake.dur = h.dur;
+  fake.ret = h.res;
+  auto& a = fake.args;
+  const auto dfd = static_cast<uint64_t>(static_cast<int64_t>(sub.fd));
+  const auto dfd2 = static_cast<uint64_t>(sub.off);
+  uint64_t how[3] = {};
+  int names_needed = 1;
+  switch (sub.opcode) {
+    case 18:  // OPENAT
+    case 28:  // OPENAT2
+      if (sub.aux >> 32) return false;  // into a fixed-file slot: a direct descriptor
+      if (sub.opcode == 18) {
+        fake.nr = __NR_openat;
+        a[0] = dfd, a[2] = sub.op_flags, a[3] = sub.len;
+      } else {
+        fake.nr = __NR_openat2;
+        how[0] = sub.op_flags, how[1] = sub.len, how[2] = sub.aux & 0xffffffff;
+        a[0] = dfd, a[3] = sizeof how;
+        in.user = {reinterpret_cast<const uint8_t*>(how), sizeof how};
+      }
+      break;
+    case 19:  // CLOSE
+      if (sub.aux) return false;  // a fixed-file slot
+      fake.nr = __NR_close;
+      a[0] = dfd;
+      names_needed = 0;
+      break;
+    case 21:  // STATX
+      fake.nr = __NR_statx;
+      a[0] = dfd, a[2] = sub.op_flags, a[3] = sub.len;
+      break;
+    case 35:  // RENAMEAT
+      fake.nr = __NR_renameat2;
+      a[0] = dfd, a[2] = dfd2, a[4] = sub.op_flags;
+      names_needed = 2;
+      break;
+    case 36:  // UNLINKAT
+      fake.nr = __NR_unlinkat;
+      a[0] = dfd, a[2] = sub.op_flags;
+      break;
+    case 37:  // MKDIRAT
+      fake.nr = __NR_mkdirat;
+      a[0] = dfd, a[2] = sub.len;
+      break;
+    case 38:  // SYMLINKAT: the link's name at the second dirfd; the target as a string
+      fake.nr = __NR_symlinkat;
+      a[1] = dfd2;
+      names_needed = 2;
+      break;
+    case 39:  // LINKAT
+      fake.nr = __NR_linkat;
+      a[0] = dfd, a[2] = dfd2, a[4] = sub.op_flags;
+      names_needed = 2;
+      break;
+    default:
+      return false;
+  }
+  for (int i = 0; i < names_needed; ++i)
+    if (!names.name[i]) return false;
+  in.str[0] = in.str[1] = in.str[2] = std::nullopt;
+  if (names_needed) in.str[0] = *names.name[0];
+  if (names_needed == 2) in.str[fake.nr == __NR_symlinkat ? 2 : 1] = *names.name[1];
+  const auto& entry = syscalls()[fake.nr % FSRR_MAX_SYSCALLS];
+  if (!entry) return false;
+  const auto tid = static_cast<int32_t>(h.h.tid);
+  if (h.res == -ECANCELED) {  // never ran
+    w_.add_nonfile(op::io_uring_enter, fd_kind::other);
+    return true;
+  }
+  syscall_ctx c{fake, in, entry->capture, task_of(tid), {}, no_id};
+  c.e.kind = entry->kind;
+  c.e.ts = trace_time(h.h.ts);
+  c.e.dur = h.dur;
+  c.e.result = h.res;
+  decode(c);
+  return true;
 }
 
 // Linux AIO. io_submit's record carries the iocbs it took (their addresses and contents);

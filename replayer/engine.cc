@@ -31,7 +31,14 @@ void execute(const work_item& w, const dep_list* deps, op_runner& runner, thread
   // the recording, up to its last event.
   if (clock.timed()) {
     due = sched.due(w.ev);
-    if (due && !runner.idle()) runner.flush_requests();  // no queued request waits with it
+    if (due && !runner.idle()) {
+      // Nothing queued waits with it; before a longer wait, what is in flight completes (other
+      // lanes may wait for this one's ops).
+      if (due > monotonic_ns() + 1'000'000)
+        runner.settle_all();
+      else
+        runner.flush_requests();
+    }
     if (due)
       issued =
           wait_until(due, clock.options().spin_ns, s.stop, sched.short_spin_ns(), sched.yields());

@@ -1,6 +1,7 @@
 #include "engine_requests.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <liburing.h>
 #include <linux/aio_abi.h>
 #include <sys/uio.h>
@@ -76,11 +77,21 @@ struct engine_requests::request {
 
 struct engine_requests::ring {
   io_uring u{};
+  bool live = false;       // set up: its fd is the ring's (else 0, which must stay open)
+  bool ftruncate = false;  // the kernel has IORING_OP_FTRUNCATE (6.9)
   unsigned queued = 0;     // SQEs not yet submitted
+  std::deque<request*> pending;  // their requests, in queue order
   bool link_open = false;  // the last one queued links to the next
   bool files = false;      // a sparse table of fixed files is registered
-  std::vector<int> fixed;  // replay fd in each slot of it, -1: free
-  ~ring() { io_uring_queue_exit(&u); }
+  struct slot {
+    int fd = -1;  // replay fd registered in it, -1: free
+    dev_t dev = 0;
+    ino_t ino = 0;  // what the fd was then: a number reused for another file is not it
+  };
+  std::vector<slot> fixed;
+  ~ring() {
+    if (live) io_uring_queue_exit(&u);
+  }
 };
 
 struct engine_requests::context {
@@ -132,6 +143,11 @@ engine_requests::ring* engine_requests::ring_of(uint32_t queue, bool sqpoll) {
     no_uring_ = true;
     rings_.erase(queue);
     return nullptr;
+  }
+  made->live = true;
+  if (io_uring_probe* p = io_uring_get_probe_ring(&made->u)) {
+    made->ftruncate = io_uring_opcode_supported(p, uring_ftruncate);
+    io_uring_free_probe(p);
   }
   g = std::move(made);
   return g.get();
@@ -209,10 +225,10 @@ bool engine_requests::submit_uring(request& r, int fd) {
   const event& e = r.w.ev;
   ring* g = ring_of(r.queue, e.via & via_sqpoll);
   if (!g) return false;
+  if (e.kind == op::ftruncate && !g->ftruncate) return false;  // before 6.9: the syscall
   io_uring_sqe* sqe = io_uring_get_sqe(&g->u);
   if (!sqe) {  // the SQ is full: what is queued goes first
-    io_uring_submit(&g->u);
-    g->queued = 0;
+    submit_ring(*g);
     sqe = io_uring_get_sqe(&g->u);
     if (!sqe) return false;
   }
@@ -222,16 +238,23 @@ bool engine_requests::submit_uring(request& r, int fd) {
   if (flags & sqe_fixed_file) {  // a registered file, as recorded: one of this ring's slots
     if (!g->files && io_uring_register_files_sparse(&g->u, registered_files) == 0) {
       g->files = true;
-      g->fixed.assign(registered_files, -1);
+      g->fixed.assign(registered_files, ring::slot{});
     }
-    if (g->files) {
-      auto at = std::find(g->fixed.begin(), g->fixed.end(), fd);
+    struct stat st;
+    if (g->files && ::fstat(fd, &st) == 0) {
+      // Another lane may have closed the fd registered under this number and opened another
+      // file with it: a slot is the fd's while it is the same file.
+      auto same = [&](const ring::slot& s) {
+        return s.fd == fd && s.dev == st.st_dev && s.ino == st.st_ino;
+      };
+      auto at = std::find_if(g->fixed.begin(), g->fixed.end(), same);
       if (at == g->fixed.end()) {
-        at = std::find(g->fixed.begin(), g->fixed.end(), -1);
+        at = std::find_if(g->fixed.begin(), g->fixed.end(),
+                          [&](const ring::slot& s) { return s.fd == fd || s.fd < 0; });
         if (at != g->fixed.end() &&
             io_uring_register_files_update(&g->u, static_cast<unsigned>(at - g->fixed.begin()),
                                            &fd, 1) == 1)
-          *at = fd;
+          *at = {fd, st.st_dev, st.st_ino};
         else
           at = g->fixed.end();
       }
@@ -291,13 +314,10 @@ bool engine_requests::submit_uring(request& r, int fd) {
   io_uring_sqe_set_data64(sqe, r.index);
   r.g = g;
   ++g->queued;
+  g->pending.push_back(&r);
   g->link_open = flags & (sqe_link | sqe_hardlink);
   // A kernel thread polls an SQPOLL ring: a request it was handed went at once, as recorded.
-  if ((e.via & via_sqpoll) && !g->link_open) {
-    io_uring_submit(&g->u);
-    g->queued = 0;
-    ++stats_[static_cast<size_t>(engine::io_uring)].submits;
-  }
+  if ((e.via & via_sqpoll) && !g->link_open) submit_ring(*g);
   return true;
 }
 
@@ -337,14 +357,38 @@ bool engine_requests::submit_aio(request& r, int fd) {
   return true;
 }
 
-void engine_requests::flush() {
-  for (auto& [q, g] : rings_) {
-    if (!g->queued) continue;
-    io_uring_submit(&g->u);
-    g->queued = 0;
-    g->link_open = false;
+// Hands the ring's queued SQEs to the kernel. A submission the kernel refuses fails the
+// requests it did not take with its error; a busy ring (its CQ full) is reaped first.
+void engine_requests::submit_ring(ring& g) {
+  while (g.queued) {
+    const int n = io_uring_submit(&g.u);
     ++stats_[static_cast<size_t>(engine::io_uring)].submits;
+    if (n > 0) {
+      for (int i = 0; i < n && !g.pending.empty(); ++i) g.pending.pop_front();
+      g.queued -= std::min<unsigned>(g.queued, static_cast<unsigned>(n));
+      continue;
+    }
+    if ((n == -EBUSY || n == -EAGAIN) && busy_ > g.queued) {
+      reap_ring(g, true);
+      continue;
+    }
+    if (n == -EINTR) continue;
+    // Refused (or nothing taken): the rest fail with the error. Their SQEs stay in the SQ
+    // ring, which is not used again.
+    const int64_t err = n < 0 ? n : -EIO;
+    std::deque<request*> left;
+    left.swap(g.pending);
+    g.queued = 0;
+    for (request* r : left) finish(*r, err);
+    no_uring_ = true;
+    break;
   }
+  g.link_open = false;
+}
+
+void engine_requests::flush() {
+  for (auto& [q, g] : rings_)
+    if (g->queued) submit_ring(*g);
   for (auto& [q, c] : contexts_) {
     size_t at = 0;
     while (at < c->queued.size()) {
@@ -380,10 +424,13 @@ void engine_requests::finish(request& r, int64_t res) {
   free_.push_back(&r);
 }
 
-void engine_requests::reap_ring(ring& g, bool wait) {
+bool engine_requests::reap_ring(ring& g, bool wait) {
   io_uring_cqe* cqe = nullptr;
   if (wait) {
-    if (io_uring_wait_cqe(&g.u, &cqe) < 0) return;
+    int rc;
+    do rc = io_uring_wait_cqe(&g.u, &cqe);
+    while (rc == -EINTR);
+    if (rc < 0) return false;
   }
   unsigned head, n = 0;
   io_uring_for_each_cqe(&g.u, head, cqe) {
@@ -393,24 +440,24 @@ void engine_requests::reap_ring(ring& g, bool wait) {
     if (i < slots_.size()) finish(*slots_[i], res);
   }
   io_uring_cq_advance(&g.u, n);
+  return true;
 }
 
-void engine_requests::reap_context(context& c, bool wait) {
+bool engine_requests::reap_context(context& c, bool wait) {
   io_event ev[64];
-  const long n = io_getevents(c.id, wait ? 1 : 0, 64, ev);
+  long n;
+  do n = io_getevents(c.id, wait ? 1 : 0, 64, ev);
+  while (n < 0 && errno == EINTR);
   for (long i = 0; i < n; ++i)
     if (ev[i].data < slots_.size()) finish(*slots_[ev[i].data], ev[i].res);
+  return n >= 0;
 }
 
 void engine_requests::reap(request& r) {
   if ((r.g && r.g->queued) || (r.c && !r.c->queued.empty())) flush();
   while (r.busy) {
-    if (r.g)
-      reap_ring(*r.g, true);
-    else if (r.c)
-      reap_context(*r.c, true);
-    else
-      break;
+    const bool ok = r.g ? reap_ring(*r.g, true) : r.c ? reap_context(*r.c, true) : false;
+    if (!ok) finish(r, -EIO);  // its completion cannot be had: counted as failed
   }
 }
 
@@ -444,10 +491,10 @@ void engine_requests::forget_fd(int fd) {
   for (auto& [q, g] : rings_) {
     if (!g->files) continue;
     for (size_t i = 0; i < g->fixed.size(); ++i)
-      if (g->fixed[i] == fd) {
+      if (g->fixed[i].fd == fd) {
         int none_fd = -1;
         io_uring_register_files_update(&g->u, static_cast<unsigned>(i), &none_fd, 1);
-        g->fixed[i] = -1;
+        g->fixed[i] = {};
       }
   }
 }

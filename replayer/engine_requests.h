@@ -61,9 +61,10 @@ class engine_requests {
   context* context_of(uint32_t queue);
   bool submit_uring(request& r, int fd);
   bool submit_aio(request& r, int fd);
+  void submit_ring(ring& g);
   void reap(request& r);             // until r has completed
-  void reap_ring(ring& g, bool wait);
-  void reap_context(context& c, bool wait);
+  bool reap_ring(ring& g, bool wait);  // false: waiting failed
+  bool reap_context(context& c, bool wait);
   void note_depth(engine en, uint32_t queue, uint64_t ts, uint64_t done);
 
   std::array<engine_stats, 4>& stats_;

@@ -79,6 +79,7 @@ void dispatcher::single_inline(trace_reader::event_stream& events, const event& 
     prepare(w, e);
     execute(w, nullptr, runner, sched, clock_, total_, shared_);
     runner.release(w);
+    runner.op_finished();
     for (const handle_id h : w.fx.released) fds_.recycle(h);
     if (paths_.full()) paths_.retire({});  // nothing holds the op's paths now
     maybe_progress(++done, e.ts);
@@ -102,6 +103,7 @@ void dispatcher::single_ahead(op_batches& b, op_runner& runner) {
       const work_item& w = batch.ops[i];
       execute(w, nullptr, runner, sched, clock_, total_, shared_);
       runner.release(w);
+      runner.op_finished();
       maybe_progress(++done, w.ev.ts);
     }
     if (batch.last) {

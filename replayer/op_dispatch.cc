@@ -754,7 +754,10 @@ void op_runner::release(const work_item& w) {
 // io_uring_enter or io_submit ends the batch queued before it.
 void op_runner::before_op(const work_item& w) {
   const event& e = w.ev;
-  if (e.kind == op::io_uring_enter || e.kind == op::io_submit) return requests_->end_batch();
+  const engine en = has(e.kind, F_VIA) ? engine_of(e.via) : engine::syscall;
+  // Whatever the thread does that is not a request comes after the submission it made
+  // before: what is queued goes to the kernel first (its io_uring_enter ends a batch too).
+  if (en != engine::io_uring && en != engine::aio) requests_->end_batch();
   if (requests_->idle()) return;
   const op_class cls = info(e.kind).cls;
   if (!w.fx.released.empty() || e.kind == op::close)
@@ -832,7 +835,7 @@ void op_runner::settle_all() {
 int64_t op_runner::mapped_store(const work_item& w, int fd, std::span<const uint8_t> bytes) {
   engine_stats& st = stats_.engines[static_cast<size_t>(engine::mapped)];
   const event& e = w.ev;
-  constexpr uint64_t page = 4096;
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t start = static_cast<uint64_t>(e.offset) & ~(page - 1);
   const uint64_t len = static_cast<uint64_t>(e.offset) - start + bytes.size();
   struct stat st_file;
@@ -840,6 +843,12 @@ int64_t op_runner::mapped_store(const work_item& w, int fd, std::span<const uint
   if (!bytes.empty() && ::fstat(fd, &st_file) == 0 &&
       static_cast<uint64_t>(st_file.st_size) >= static_cast<uint64_t>(e.offset) + bytes.size())
     map = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(start));
+  // The pages made writable first: a file system that cannot back them (ENOSPC, EIO) says
+  // so here, where a store would raise SIGBUS.
+  if (map != MAP_FAILED && ::madvise(map, len, MADV_POPULATE_WRITE) != 0) {
+    ::munmap(map, len);
+    map = MAP_FAILED;
+  }
   if (map == MAP_FAILED) {
     ++st.as_syscalls;
     return sys(::pwrite(fd, bytes.data(), bytes.size(), e.offset));

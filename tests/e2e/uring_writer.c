@@ -6,8 +6,12 @@
  * (2000, where lseek on its fd put it: one open file); an fallocate of `other` to 1 MiB; two
  * writes of 300 bytes at the position of `third`, registered and its fd closed.
  * `data` ends 66036 bytes long, `other` 1 MiB, `third` 600 bytes; 70736 bytes are written.
- * With "open" as its second argument it also opens and closes a file through the ring
- * (IORING_OP_OPENAT, IORING_OP_CLOSE), which fsrr does not replay yet. Exit 0 on success. */
+ * With "names" as its second argument it then works on names through the ring too: mkdirat
+ * `d`; openat `d/new` (O_CREAT); a write of 4096 bytes to it linked to an fsync linked to its
+ * close; statx of `d/new`; renameat to `d/renamed`; linkat `d/hard`; symlinkat `d/soft` ->
+ * `renamed`; unlinkat `d/hard`; an openat of `d/missing` that fails (ENOENT); openat2 of
+ * `data` read-only and its close. With "direct" it opens `data` into a fixed-file slot (a
+ * direct descriptor), which fsrr does not follow. Exit 0 on success. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -118,11 +122,70 @@ int main(int argc, char** argv) {
   s->flags |= IOSQE_FIXED_FILE;
   complete(1, 0);
 
-  if (argc > 2 && strcmp(argv[2], "open") == 0) {
-    snprintf(path, sizeof path, "%s/data", argv[1]);
+  if (argc > 2 && strcmp(argv[2], "names") == 0) {
+    char dir[4096], renamed[4096], hard[4096], soft[4096], missing[4096];
+    struct statx st;
+    struct open_how how = {.flags = O_RDONLY};
+    int fd;
+    snprintf(dir, sizeof dir, "%s/d", argv[1]);
+    snprintf(path, sizeof path, "%s/d/new", argv[1]);
+    snprintf(renamed, sizeof renamed, "%s/d/renamed", argv[1]);
+    snprintf(hard, sizeof hard, "%s/d/hard", argv[1]);
+    snprintf(soft, sizeof soft, "%s/d/soft", argv[1]);
+    snprintf(missing, sizeof missing, "%s/d/missing", argv[1]);
+    io_uring_prep_mkdirat(sqe(), AT_FDCWD, dir, 0755);
+    complete(1, 0);
+    io_uring_prep_openat(sqe(), AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    io_uring_submit(&ring);
+    {
+      struct io_uring_cqe* c;
+      if ((r = io_uring_wait_cqe(&ring, &c)) < 0) die("io_uring_wait_cqe", r);
+      if ((fd = c->res) < 0) die("openat d/new", fd);
+      io_uring_cqe_seen(&ring, c);
+    }
     s = sqe();
-    io_uring_prep_openat(s, AT_FDCWD, path, O_RDONLY, 0);
-    complete(1, -1);
+    io_uring_prep_write(s, fd, block, sizeof block, 0);
+    s->flags |= IOSQE_IO_LINK;
+    s = sqe();
+    io_uring_prep_fsync(s, fd, 0);
+    s->flags |= IOSQE_IO_LINK;
+    io_uring_prep_close(sqe(), fd);
+    complete(3, -1);
+    io_uring_prep_statx(sqe(), AT_FDCWD, path, 0, STATX_BASIC_STATS, &st);
+    complete(1, 0);
+    if (st.stx_size != sizeof block) die("statx size", EINVAL);
+    io_uring_prep_renameat(sqe(), AT_FDCWD, path, AT_FDCWD, renamed, 0);
+    complete(1, 0);
+    io_uring_prep_linkat(sqe(), AT_FDCWD, renamed, AT_FDCWD, hard, 0);
+    complete(1, 0);
+    io_uring_prep_symlinkat(sqe(), "renamed", AT_FDCWD, soft);
+    complete(1, 0);
+    io_uring_prep_unlinkat(sqe(), AT_FDCWD, hard, 0);
+    complete(1, 0);
+    io_uring_prep_openat(sqe(), AT_FDCWD, missing, O_RDONLY, 0);
+    io_uring_submit(&ring);
+    {
+      struct io_uring_cqe* c;
+      if ((r = io_uring_wait_cqe(&ring, &c)) < 0) die("io_uring_wait_cqe", r);
+      if (c->res != -ENOENT) die("openat d/missing", c->res < 0 ? c->res : EINVAL);
+      io_uring_cqe_seen(&ring, c);
+    }
+    snprintf(path, sizeof path, "%s/data", argv[1]);
+    io_uring_prep_openat2(sqe(), AT_FDCWD, path, &how);
+    io_uring_submit(&ring);
+    {
+      struct io_uring_cqe* c;
+      if ((r = io_uring_wait_cqe(&ring, &c)) < 0) die("io_uring_wait_cqe", r);
+      if ((fd = c->res) < 0) die("openat2 data", fd);
+      io_uring_cqe_seen(&ring, c);
+    }
+    io_uring_prep_close(sqe(), fd);
+    complete(1, 0);
+  }
+  if (argc > 2 && strcmp(argv[2], "direct") == 0) {
+    snprintf(path, sizeof path, "%s/data", argv[1]);
+    io_uring_prep_openat_direct(sqe(), AT_FDCWD, path, O_RDONLY, 0, 1);
+    complete(1, 0);
   }
   io_uring_queue_exit(&ring);
   close(data);
