@@ -36,7 +36,7 @@ expect 0 "" -- "$fsrr" snapshot "$work/src" -o "$work/s.trace" --force
 expect 0 "" -- "$fsrr" info "$work/s.trace"
 expect 0 "" -- "$fsrr" info "$work/s.trace" --json
 expect 0 "" -- "$fsrr" dump "$work/s.trace" --tree --json
-[[ $("$fsrr" info "$work/s.trace" --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["tree"]["files"], j["tree"]["dirs"], j["tree"]["symlinks"], j["complete"], j["format_version"], j["time_unit_ns"], len(j["trace_id"]), int(j["trace_id"], 16) > 0)') == "1 2 1 True 3.5 16 32 True" ]] ||
+[[ $("$fsrr" info "$work/s.trace" --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["tree"]["files"], j["tree"]["dirs"], j["tree"]["symlinks"], j["complete"], j["format_version"], j["time_unit_ns"], len(j["trace_id"]), int(j["trace_id"], 16) > 0)') == "1 2 1 True 3.6 16 32 True" ]] ||
   { echo "FAIL: info --json keys"; failures=$((failures + 1)); }
 [[ $("$fsrr" dump "$work/s.trace" --tree --json | wc -l) == 4 ]] || { echo "FAIL: dump --tree lines"; failures=$((failures + 1)); }
 
