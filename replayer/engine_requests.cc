@@ -138,6 +138,13 @@ engine_requests::ring* engine_requests::ring_of(uint32_t queue, bool sqpoll) {
     p.sq_thread_idle = 1000;
     rc = io_uring_queue_init_params(ring_entries, &made->u, &p);
   }
+  if (rc < 0) {
+    // One thread submits and reaps, and completions run when it asks for them: no wake-up of
+    // it per completion (as fio sets up its rings).
+    io_uring_params p{};
+    p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+    rc = io_uring_queue_init_params(ring_entries, &made->u, &p);
+  }
   if (rc < 0) rc = io_uring_queue_init(ring_entries, &made->u, 0);
   if (rc < 0) {
     no_uring_ = true;
