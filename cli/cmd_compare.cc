@@ -77,8 +77,8 @@ command add_compare(CLI::App& app) {
   sub->add_flag("--drop-caches", o->c.drop_caches,
                 "Drop the page cache between prepare and replay");
   sub->add_option("--images", o->c.images,
-                  "Directory for the images and mount points (default: a new one in /var/tmp)")
-      ->check(CLI::ExistingDirectory);
+                  "Directory for the images and mount points, made if missing (default: a new "
+                  "one in /var/tmp)");
   sub->add_option("--source-fs", o->source,
                   "Where the directories the workload only reads (a copy's source) are prepared")
       ->capture_default_str();

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
@@ -45,33 +46,72 @@ command add_verify(CLI::App& app) {
             data_spec spec;
             for (const auto& m : o->maps) maps.push_back(or_throw(parse_map(m)));
             spec = or_throw(data_spec::parse(o->data, o->dedupe, o->seed));
-            std::optional<data_source> data;
-            if (o->content) data.emplace(spec);
             trace_reader trace = or_throw(trace_reader::open(o->file));
             const target_root target =
                 or_throw(target_root::open(o->target, maps, trace.roots().size() > 1 ? 1 : 0));
-            verify_options vo;
-            vo.owners = o->owners;
-            vo.keep_privileged = o->keep_privileged;
-            vo.times = !o->no_times;
-            vo.content = data ? &*data : nullptr;
-            comparer c(target, vo);
-            if (trace.summary().events > 0)
-              or_throw(check_end_state(trace, c,
-                                       o->content ? model_content::yes : model_content::no));
-            else
-              c.check(expected_from_tree(trace));
-            const auto diffs = c.finish();
+            // The differences with the content generated as `with` makes it (none: not looked at).
+            auto check = [&](const data_spec* with, size_t* checked) {
+              std::optional<data_source> data;
+              if (with) data.emplace(*with);
+              verify_options vo;
+              vo.owners = o->owners;
+              vo.keep_privileged = o->keep_privileged;
+              vo.times = !o->no_times;
+              vo.content = data ? &*data : nullptr;
+              comparer c(target, vo);
+              if (trace.summary().events > 0)
+                or_throw(check_end_state(trace, c, with ? model_content::yes : model_content::no));
+              else
+                c.check(expected_from_tree(trace));
+              auto found = c.finish();
+              if (checked) *checked = c.checked();
+              return found;
+            };
+            size_t checked = 0;
+            const auto diffs = check(o->content ? &spec : nullptr, &checked);
+            // The trace does not say which --data the replay wrote: when only contents differ,
+            // look whether another common mode makes them all match, and say so.
+            const bool only_content =
+                o->content && !diffs.empty() &&
+                std::all_of(diffs.begin(), diffs.end(), [](const difference& d) {
+                  return d.what.starts_with("content differs");
+                });
+            std::string hint;
+            if (only_content) {
+              // the given mode with the default seed, then each other mode with either seed
+              std::vector<std::pair<std::string, uint64_t>> tries;
+              if (o->seed != 0) tries.emplace_back(o->data, 0);
+              for (const char* mode : {"zero", "random", "compress:2"})
+                if (mode != o->data)
+                  for (uint64_t seed : {o->seed, uint64_t{0}})
+                    if (tries.empty() || tries.back() != std::pair<std::string, uint64_t>{mode, seed})
+                      tries.emplace_back(mode, seed);
+              for (const auto& [mode, seed] : tries) {
+                const data_spec other = or_throw(data_spec::parse(mode, o->dedupe, seed));
+                if (check(&other, nullptr).empty()) {
+                  hint = fmt::format("every content matches --data {} --seed {}{}: the replay "
+                                     "was given that",
+                                     mode, seed,
+                                     o->dedupe ? fmt::format(" --dedupe {}", o->dedupe) : "");
+                  break;
+                }
+              }
+              if (hint.empty())
+                hint = fmt::format("no content matches --data zero, random or compress:2 with "
+                                   "--seed {}{}: give verify the replay's --data, --dedupe and "
+                                   "--seed",
+                                   o->seed, o->seed ? " or 0" : "");
+            }
             for (size_t i = 0; i < diffs.size() && i < o->max_shown; ++i)
               fmt::print("{}: {}\n", diffs[i].path, diffs[i].what);
             if (diffs.size() > o->max_shown)
               fmt::print("... and {} more\n", diffs.size() - o->max_shown);
             if (!diffs.empty()) {
-              fmt::print(stderr, "fsrr: verify: {} of {} entries differ\n", diffs.size(),
-                         c.checked());
+              fmt::print(stderr, "fsrr: verify: {} of {} entries differ\n", diffs.size(), checked);
+              if (!hint.empty()) fmt::print(stderr, "fsrr: verify: {}\n", hint);
               return 1;
             }
-            fmt::print("verify: all {} entries match\n", c.checked());
+            fmt::print("verify: all {} entries match\n", checked);
             return 0;
           }};
 }

@@ -420,6 +420,10 @@ result<compare_outcome> run_compare(const compare_options& o) {
     if (!::mkdtemp(tmpl)) return failure("mkdtemp: {}", std::strerror(errno));
     images = tmpl;
     own_images = true;
+  } else if (::mkdir(images.c_str(), 0700) == 0) {
+    own_images = true;  // made here, so removed here once empty
+  } else if (errno != EEXIST) {
+    return failure("--images {}: {}", images, std::strerror(errno));
   }
   struct remove_dir {  // the scratch directory, once every image in it is gone
     std::string path;

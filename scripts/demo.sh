@@ -33,7 +33,7 @@ else
 fi
 echo
 echo "== fsrr info $trace"
-"$fsrr" info "$trace" | head -14
+"$fsrr" info "$trace"
 echo
 mkdir "$work/target"
 echo "== fsrr replay $trace target --data compress:2 --report report.json"
@@ -42,5 +42,5 @@ echo
 echo "== fsrr verify $trace target"
 "$fsrr" verify "$trace" "$work/target"
 echo
-echo "== report.json (the keys of shared/DESIGN.md)"
+echo "== report.json (keys as docs/design.md fixes them)"
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(json.dumps({k: j[k] for k in ["wall_ns","mib_per_s","files_per_s","bytes_read","bytes_written","mismatches","lateness_ns","prepare"] if k in j}, indent=2))' "$work/report.json"

@@ -281,6 +281,12 @@ TEST_CASE("compare overwrites an earlier result only with --force", "[compare]")
   CHECK(slurp(out / "compare.json") == "eee");
   CHECK(run(cmd + " --force >/dev/null 2>/dev/null") == 0);
   CHECK(nlohmann::json::parse(slurp(out / "compare.json"))["fs"][0]["name"] == "tmpfs");
+  // an --images directory that does not exist yet is made, and removed when done
+  const std::string fresh = images / "not-yet";
+  CHECK(run(fmt::format("{} compare {} --fs tmpfs --runs 1 --images {} -o {} --force >/dev/null "
+                        "2>/dev/null",
+                        FSRR_BIN, rec.trace, fresh, out.path())) == 0);
+  CHECK(::access(fresh.c_str(), F_OK) != 0);
 }
 
 TEST_CASE("compare refuses a baseline of the wrong shape with one line, and writes nothing",

@@ -138,6 +138,10 @@ TEST_CASE("every copy a recorded program made is a copy after replay, on tmpfs a
       CHECK(found.find(rec.work / "rsync-copy/odd: content differs at byte 100") != std::string::npos);
       CHECK(found.find(rec.work / "fresh: content differs at byte 7") != std::string::npos);
       CHECK(found.find("2 of ") != std::string::npos);
+      // two bytes no generator makes: no other --data is offered as the answer
+      CHECK(found.find("\nfsrr: verify: no content matches --data zero, random or compress:2 "
+                       "with --seed 0: give verify the replay's --data, --dedupe and --seed\n") !=
+            std::string::npos);
     }
   }
 }
@@ -156,6 +160,11 @@ TEST_CASE("fresh data still comes from the generator: compress:2 holds in the wr
   const std::string at = target.path() + rec.work.path();
   CHECK(same(at + "/src/mib", at + "/tar-copy/mib"));
   CHECK(verify_content(rec.trace, target.path(), "compress:2", rec.work / "c2.verify") == 0);
+  // the trace does not say which --data the replay used: verify, told another, finds it
+  CHECK(verify_content(rec.trace, target.path(), "zero", rec.work / "zero.verify") == 1);
+  const std::string told = slurp(rec.work / "zero.verify");
+  CHECK(told.find("\nfsrr: verify: every content matches --data compress:2 --seed 0: the replay "
+                  "was given that\n") != std::string::npos);
 }
 
 TEST_CASE("on btrfs without inline extents, duperemove finds a replayed rsync's destination "
