@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # all.sh [SCALE]: every benchmark, one after the other, each headed by the time and the load
 # average (these machines are noisy: run it on an otherwise idle box). Default scale 0.2,
-# the 22,220-file tree of shared/seeds/000. Run as root from the repository after
+# the 22,220-file seed tree (make_seed_tree.sh). Run as root from the repository after
 # scripts/setup.sh; takes about ten minutes (strace's runs are most of it).
 set -uo pipefail
 cd "$(dirname "$0")/.."

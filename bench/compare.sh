@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compare.sh [SCALES] [RUNS]: the comparison of shared/seeds/000 done by fsrr compare. The tree
+# compare.sh [SCALES] [RUNS]: the README's rsync comparison done by fsrr compare. The seed tree
 # of that post (100k x 1 KiB, 10k x 4 KiB, 1k x 10 KiB, 100 x 1000 KiB files) times each SCALE
 # (default "0.2 1": 22,220 and 111,100 files) is copied by `rsync -aAHX` under fsrr record on
 # tmpfs, and the trace compared on tmpfs, ext4, xfs, btrfs and btrfs:compress=lzo, RUNS rounds

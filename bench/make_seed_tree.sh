@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make_seed_tree.sh DIR [SCALE]: the tree of shared/seeds/000 (100k×1 KiB, 10k×4 KiB,
+# make_seed_tree.sh DIR [SCALE]: the seed tree of the README (100k×1 KiB, 10k×4 KiB,
 # 1k×10 KiB, 100×1000 KiB of random data, names like "1K#00042") times SCALE (default 0.2:
 # 22,220 files, 108 MiB). Written with one process per size class, not one dd per file.
 set -euo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # record_throughput.sh [SCALES] [ROUNDS]: does fsrr keep up with the fastest copies, at the
-# scale users run them, on an idle machine and on a busy one? On the tree of shared/seeds/000
+# scale users run them, on an idle machine and on a busy one? On the seed tree
 # (100k x 1 KiB, 10k x 4 KiB, 1k x 10 KiB, 100 x 1000 KiB files) times each SCALE (default
 # "0.2 1": 22,220 and 111,100 files) on tmpfs, records `cp -a` and `rsync -aAHX` ROUNDS times
 # (default 3), idle and with two busy loops taking both cores, and prints per case (medians):

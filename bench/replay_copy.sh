@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# replay_copy.sh [SCALE] [ROUNDS]: `cp -a` of the shared/seeds/000 tree (SCALE 0.2: 22,220
+# replay_copy.sh [SCALE] [ROUNDS]: `cp -a` of the seed tree (SCALE 0.2: 22,220
 # files) on tmpfs, native and replayed with --timing afap, in interleaved rounds (default 7);
 # prints the medians of wall, user and sys time and the ratio replay / native (target <= 1.0).
 # The replay runs through the library as `fsrr replay --timing afap` does (bench_replay_copy);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # replay_flow.sh [SCALES] [ROUNDS]: what it costs a replay that copies copy. `rsync -aAHX` and
-# `tar c | tar x` of the shared/seeds/000 tree (100k x 1 KiB, 10k x 4 KiB, 1k x 10 KiB,
+# `tar c | tar x` of the seed tree (100k x 1 KiB, 10k x 4 KiB, 1k x 10 KiB,
 # 100 x 1000 KiB files) times each SCALE (default "0.2 1": 22,220 and 111,100 files) are
 # recorded on tmpfs and replayed --timing afap --data random into fresh tmpfs targets, ROUNDS
 # times (default 5). Prints per workload: the medians of the report's wall_ns, the bytes by

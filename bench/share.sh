@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # share.sh [SCALES] [ROUNDS]: what sharing and reproducing cost. `rsync -aAHX` of the
-# shared/seeds/000 tree (100k x 1 KiB, 10k x 4 KiB, 1k x 10 KiB, 100 x 1000 KiB files) times
+# seed tree (100k x 1 KiB, 10k x 4 KiB, 1k x 10 KiB, 100 x 1000 KiB files) times
 # each SCALE (default "0.2 1") is recorded on tmpfs; then, ROUNDS times each (default 3,
 # medians printed):
 #   anonymize   events/s, and the trace's size before and after (digests compress worse

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# tree_replay.sh [SCALE] [ROUNDS]: snapshot + replay of the shared/seeds/000 tree into tmpfs,
-# side by side with `cp -a` of the same tree and with the dd-per-file script of
-# shared/seeds/001 (one dd process per file from /dev/zero). Rounds are interleaved; medians
+# tree_replay.sh [SCALE] [ROUNDS]: snapshot + replay of the seed tree (make_seed_tree.sh) into
+# tmpfs, side by side with `cp -a` of the same tree and with a dd-per-file script as forum posts
+# use (one dd process per file from /dev/zero). Rounds are interleaved; medians
 # are printed. Run as root from the repository after scripts/setup.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."

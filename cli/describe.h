@@ -24,7 +24,7 @@ inline std::string json_text(const nlohmann::json& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// `fsrr info`: the DESIGN.md keys (format_version, complete, duration_ns, events, lost_events,
+// `fsrr info`: the docs/design.md keys (format_version, complete, duration_ns, events, lost_events,
 // ops, processes, threads, files, bytes_read, bytes_written, trace_bytes, tree) and more.
 nlohmann::json info_json(trace_reader& trace);
 std::string info_text(trace_reader& trace);

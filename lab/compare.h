@@ -1,7 +1,7 @@
 // compare: one recorded workload replayed on several file systems that fsrr makes itself, in
 // rounds (noise hits all alike), each run on a fresh file system: make, prepare, (drop
 // caches), replay, syncfs (timed apart), verify, space used, tear down. The result is
-// compare.json (keys in DESIGN.md), a table, and a page (compare_html.h).
+// compare.json (keys in docs/design.md), a table, and a page (compare_html.h).
 #pragma once
 
 #include <atomic>

@@ -1,5 +1,5 @@
 // What a replay measured and how it is shown: a table on stdout and the JSON report whose keys
-// DESIGN.md fixes (keys may be added, never renamed).
+// docs/design.md fixes (keys may be added, never renamed).
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The SPEC syntax of compare --fs (DESIGN.md).
+// The SPEC syntax of compare --fs (docs/design.md).
 #include <catch2/catch.hpp>
 
 #include "fs_spec.h"

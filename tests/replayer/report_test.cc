@@ -1,4 +1,4 @@
-// The replay report: percentiles, the JSON keys DESIGN.md fixes, the human table.
+// The replay report: percentiles, the JSON keys docs/design.md fixes, the human table.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -69,7 +69,7 @@ TEST_CASE("merging keeps every bucket of either side, below, above and into an e
   CHECK(back.percentile(1.0) == 10'000'000'000);
 }
 
-TEST_CASE("the JSON report carries the keys DESIGN.md promises") {
+TEST_CASE("the JSON report carries the keys docs/design.md promises") {
   replay_report r;
   r.timing = "faithful";
   r.prepare.files = 3;
