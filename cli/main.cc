@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "manual.h"
 #include "trace_error.h"
+#include "version.h"
 
 namespace fsrr::cli {
 namespace {
@@ -42,15 +44,18 @@ int main(int argc, char** argv) {
   // 14 MiB of replay's 138 at 300k files, 11 of record's 153, 14 of verify's 206.
   ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
   CLI::App app{"fsrr: record a program's file-system activity with eBPF and replay it on any "
-               "file system"};
+               "file system",
+               "fsrr"};  // usage lines say "fsrr replay", whatever path ran it
   app.require_subcommand(1);
-  app.set_version_flag("--version", "fsrr " FSRR_VERSION);
+  const std::string version = FSRR_VERSION " (git " FSRR_GIT_COMMIT ")";
+  app.set_version_flag("--version", "fsrr " + version);
   const std::vector<fsrr::cli::command> commands = {
       fsrr::cli::add_record(app), fsrr::cli::add_snapshot(app), fsrr::cli::add_info(app),
       fsrr::cli::add_dump(app),   fsrr::cli::add_replay(app),   fsrr::cli::add_verify(app),
       fsrr::cli::add_compare(app), fsrr::cli::add_anonymize(app), fsrr::cli::add_slice(app),
       fsrr::cli::add_minimize(app),  fsrr::cli::add_export(app),
       fsrr::cli::add_import(app), fsrr::cli::add_merge(app),
+      fsrr::cli::add_help(app),   fsrr::cli::add_generate_docs(app, version),
   };
   try {
     app.parse(argc, argv);

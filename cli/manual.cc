@@ -1,0 +1,308 @@
+#include "manual.h"
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "trace_error.h"
+
+namespace fsrr::cli {
+namespace {
+
+// The commands a page each: hidden ones (group "") are the build's; help is fsrr(1)'s.
+std::vector<const CLI::App*> visible_commands(const CLI::App& root) {
+  std::vector<const CLI::App*> out;
+  for (const CLI::App* sub : root.get_subcommands({}))
+    if (!sub->get_group().empty() && sub->get_name() != "help") out.push_back(sub);
+  return out;
+}
+
+bool is_help(const CLI::Option* opt) { return opt->get_lnames() == std::vector<std::string>{"help"}; }
+
+bool is_flag(const CLI::Option* opt) { return opt->get_items_expected_max() == 0; }
+
+// roff text: backslashes escaped, hyphens as \- (so they copy as ASCII), no line starting with
+// a control character.
+std::string roff(const std::string& text) {
+  std::string out;
+  bool line_start = true;
+  for (char c : text) {
+    if (line_start && (c == '.' || c == '\'')) out += "\\&";
+    if (c == '\\')
+      out += "\\e";
+    else if (c == '-')
+      out += "\\-";
+    else
+      out += c;
+    line_start = c == '\n';
+  }
+  return out;
+}
+
+// "TEXT:{faithful,think,afap}" -> {"faithful", "think", "afap"}
+std::vector<std::string> choices_of(const CLI::Option* opt) {
+  const std::string type = opt->get_type_name();
+  const size_t open = type.find('{'), close = type.rfind('}');
+  std::vector<std::string> out;
+  if (open == std::string::npos || close == std::string::npos || close < open) return out;
+  const std::string list = type.substr(open + 1, close - open - 1);
+  size_t at = 0;
+  while (at <= list.size()) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    if (comma > at) out.push_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
+}
+
+// What an option's value is called: its choices, N or X for numbers, DIR or FILE when its help
+// starts so, else its long name in capitals (--fs FS).
+std::string value_name(const CLI::Option* opt) {
+  const auto choices = choices_of(opt);
+  if (!choices.empty()) return fmt::format("{}", fmt::join(choices, "|"));
+  std::string type = opt->get_type_name();
+  type = type.substr(0, type.find(':'));
+  if (type == "UINT" || type == "INT") return "N";
+  if (type == "FLOAT") return "X";
+  const std::string& help = opt->get_description();
+  if (help.starts_with("Directory")) return "DIR";
+  if (help.starts_with("Trace file") || help.starts_with("File")) return "FILE";
+  std::string name = opt->get_lnames().empty() ? "VALUE" : opt->get_lnames().front();
+  std::transform(name.begin(), name.end(), name.begin(), ::toupper);
+  return name;
+}
+
+std::string option_names(const CLI::Option* opt) {
+  std::vector<std::string> names;
+  for (const auto& s : opt->get_snames()) names.push_back("\\fB\\-" + s + "\\fR");
+  for (const auto& l : opt->get_lnames()) names.push_back("\\fB\\-\\-" + roff(l) + "\\fR");
+  std::string out = fmt::format("{}", fmt::join(names, ", "));
+  if (!is_flag(opt)) out += " \\fI" + roff(value_name(opt)) + "\\fR";
+  if (opt->get_expected_max() > 1) out += " ...";
+  return out;
+}
+
+std::string synopsis(const CLI::App& sub) {
+  std::string out = "\\fBfsrr " + sub.get_name() + "\\fR [\\fIOPTIONS\\fR]";
+  for (const CLI::Option* opt : sub.get_options()) {
+    if (!opt->get_positional()) continue;
+    const std::string name = "\\fI" + roff(opt->get_name(true)) + "\\fR" +
+                             (opt->get_expected_max() > 1 ? " ..." : "");
+    out += " " + (opt->get_required() ? name : "[" + name + "]");
+  }
+  if (sub.get_allow_extras()) out += " [\\fB\\-\\-\\fR \\fICOMMAND\\fR [\\fIARGS\\fR ...]]";
+  return out;
+}
+
+std::string header(const std::string& title, const std::string& version) {
+  return fmt::format(".TH {} 1 \"\" \"fsrr {}\" \"fsrr manual\"\n", roff(title), roff(version));
+}
+
+const char* exit_status =
+    "0 on success; 1 when fsrr failed, with one line on standard error saying why; 2 on a usage "
+    "error. record exits with the recorded command's own status, or 126/127 when it cannot be "
+    "run or found and 125 when fsrr itself fails (as env, timeout and nice do). compare exits 3 "
+    "when a row got slower than its --baseline beyond the spread of its runs.";
+
+std::string root_page(const CLI::App& root, const std::string& version) {
+  std::string out = header("FSRR", version);
+  out += ".SH NAME\nfsrr \\- record a program's file\\-system activity with eBPF and replay it "
+         "on any file system\n";
+  out += ".SH SYNOPSIS\n\\fBfsrr\\fR \\fICOMMAND\\fR [\\fIOPTIONS\\fR] [\\fIARGS\\fR]\n.br\n"
+         "\\fBfsrr help\\fR [\\fICOMMAND\\fR]\n.br\n\\fBfsrr \\-\\-version\\fR\n";
+  out += ".SH DESCRIPTION\n" + roff(root.get_description()) + ".\n";
+  out += ".PP\nA trace holds every file\\-system syscall of the recorded processes (thread, "
+         "time, duration, result, file, offset, size, flags) and the initial state of every "
+         "file they touched, never file contents. replay recreates that tree beneath a target "
+         "directory and re\\-issues the operations, from generated data, with the recorded "
+         "timing; compare does so on file systems it makes itself and shows them side by "
+         "side.\n";
+  out += ".SH COMMANDS\n";
+  for (const CLI::App* sub : visible_commands(root))
+    out += fmt::format(".TP\n\\fBfsrr {}\\fR\n{} See \\fBfsrr\\-{}\\fR(1).\n", sub->get_name(),
+                       roff(sub->get_description()), sub->get_name());
+  out += ".SH EXIT STATUS\n" + roff(exit_status) + "\n";
+  out += ".SH FILES\n.TP\n\\fI/usr/share/fsrr/traces/\\fR\nTraces shipped with fsrr: an "
+         "rsync \\-aAHX copy of a seed tree, and that tree alone.\n";
+  out += ".SH SEE ALSO\n";
+  std::vector<std::string> refs;
+  for (const CLI::App* sub : visible_commands(root))
+    refs.push_back("\\fBfsrr\\-" + sub->get_name() + "\\fR(1)");
+  out += fmt::format("{}\n", fmt::join(refs, ", "));
+  out += ".PP\nThe guides in \\fI/usr/share/doc/fsrr/\\fR: README.md, docs/design.md (the "
+         "trace format and the JSON keys), one page per command in docs/commands/.\n";
+  return out;
+}
+
+std::string command_page(const CLI::App& sub, const std::string& version) {
+  const std::string name = "fsrr-" + sub.get_name();
+  std::string upper = name;
+  std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+  std::string out = header(upper, version);
+  std::string summary = sub.get_description();
+  const size_t cut = summary.find(": ");  // the NAME line: its first clause
+  out += ".SH NAME\n" + roff(name) + " \\- " +
+         roff(cut == std::string::npos ? summary : summary.substr(0, cut)) + "\n";
+  out += ".SH SYNOPSIS\n" + synopsis(sub) + "\n";
+  out += ".SH DESCRIPTION\n" + roff(summary) + ".\n";
+  std::string args, options;
+  for (const CLI::Option* opt : sub.get_options()) {
+    if (is_help(opt)) continue;
+    std::string text = opt->get_description();
+    if (!opt->get_default_str().empty() && !is_flag(opt))
+      text += fmt::format(" (default: {})", opt->get_default_str());
+    if (opt->get_positional())
+      args += ".TP\n\\fI" + roff(opt->get_name(true)) + "\\fR\n" + roff(text) + "\n";
+    else
+      options += ".TP\n" + option_names(opt) + "\n" + roff(text) + "\n";
+  }
+  if (!args.empty()) out += ".SH ARGUMENTS\n" + args;
+  out += ".SH OPTIONS\n" + options + ".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nPrint this "
+         "command's options and exit.\n";
+  if (!sub.get_footer().empty()) out += ".SH NOTES\n.nf\n" + roff(sub.get_footer()) + "\n.fi\n";
+  out += ".SH EXIT STATUS\n" + roff(exit_status) + "\n";
+  out += fmt::format(".SH SEE ALSO\n\\fBfsrr\\fR(1); \\fI/usr/share/doc/fsrr/docs/commands/{}.md"
+                     "\\fR\n",
+                     sub.get_name());
+  return out;
+}
+
+// A bash word list.
+std::string words(const std::vector<std::string>& w) { return fmt::format("{}", fmt::join(w, " ")); }
+
+// Values worth offering for options whose help names them but no validator lists them.
+std::vector<std::string> known_values(const std::string& option) {
+  if (option == "--data") return {"zero", "random", "compress:2", "compress:4"};
+  if (option == "--fs" || option == "--source-fs")
+    return {"tmpfs", "ext4", "xfs", "btrfs", "btrfs:compress=lzo", "btrfs:compress=zstd", "ext2",
+            "ext3"};
+  return {};
+}
+
+}  // namespace
+
+std::string man_page(const CLI::App& root, const CLI::App* sub, const std::string& version) {
+  return sub ? command_page(*sub, version) : root_page(root, version);
+}
+
+std::string bash_completion(const CLI::App& root) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : visible_commands(root)) names.push_back(sub->get_name());
+  std::string out =
+      "# bash completion for fsrr, written by `fsrr generate-docs` from its command line\n"
+      "_fsrr() {\n"
+      "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd= i dashes=0\n"
+      "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
+      "    if [[ ${COMP_WORDS[i]} == -- ]]; then dashes=$i; break; fi\n"
+      "    [[ -z $cmd && ${COMP_WORDS[i]} != -* ]] && cmd=${COMP_WORDS[i]}\n"
+      "  done\n"
+      "  if ((dashes)); then  # the recorded command (record, minimize's predicate)\n"
+      "    if ((COMP_CWORD == dashes + 1)); then COMPREPLY=($(compgen -c -- \"$cur\" | sort -u));\n"
+      "    else COMPREPLY=($(compgen -f -- \"$cur\")); fi\n"
+      "    return\n"
+      "  fi\n"
+      "  if [[ -z $cmd ]]; then\n"
+      "    COMPREPLY=($(compgen -W \"" +
+      words(names) +
+      " help --help --version\" -- \"$cur\"))\n"
+      "    return\n"
+      "  fi\n"
+      "  case $cmd in\n"
+      "    help) COMPREPLY=($(compgen -W \"" +
+      words(names) + "\" -- \"$cur\")) ;;\n";
+  for (const CLI::App* sub : visible_commands(root)) {
+    std::vector<std::string> opts;
+    std::string values;
+    std::vector<std::string> files, none;
+    bool trace_first = false;
+    for (const CLI::Option* opt : sub->get_options()) {
+      if (opt->get_positional()) {
+        if (opt->get_name(true) == "FILE" || opt->get_name(true) == "FILES") trace_first = true;
+        continue;
+      }
+      std::vector<std::string> spelled;
+      for (const auto& s : opt->get_snames()) spelled.push_back("-" + s);
+      for (const auto& l : opt->get_lnames()) spelled.push_back("--" + l);
+      opts.insert(opts.end(), spelled.begin(), spelled.end());
+      if (is_flag(opt)) continue;
+      std::vector<std::string> choices = choices_of(opt);
+      if (choices.empty() && !opt->get_lnames().empty())
+        choices = known_values("--" + opt->get_lnames().front());
+      const std::string type = opt->get_type_name();
+      if (!choices.empty())
+        values += fmt::format("        {}) COMPREPLY=($(compgen -W \"{}\" -- \"$cur\")); return ;;\n",
+                              fmt::join(spelled, "|"), words(choices));
+      else if (type.starts_with("TEXT"))
+        files.insert(files.end(), spelled.begin(), spelled.end());
+      else
+        none.insert(none.end(), spelled.begin(), spelled.end());
+    }
+    out += "    " + sub->get_name() + ")\n      case $prev in\n" + values;
+    if (!files.empty())
+      out += fmt::format("        {}) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n",
+                         fmt::join(files, "|"));
+    if (!none.empty())
+      out += fmt::format("        {}) return ;;\n", fmt::join(none, "|"));
+    out += "      esac\n";
+    out += fmt::format(
+        "      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"{}\" -- \"$cur\"));\n"
+        "      else {}; fi ;;\n",
+        words(opts),
+        trace_first ? "COMPREPLY=($(compgen -d -- \"$cur\") $(compgen -f -X '!*.trace' -- \"$cur\"))"
+                    : "COMPREPLY=($(compgen -f -- \"$cur\"))");
+  }
+  out +=
+      "  esac\n"
+      "}\n"
+      "complete -o filenames -F _fsrr fsrr\n";
+  return out;
+}
+
+command add_help(CLI::App& app) {
+  auto topic = std::make_shared<std::string>();
+  auto* sub = app.add_subcommand("help", "Print the options of a command (of fsrr without one)");
+  sub->add_option("COMMAND", *topic, "The command");
+  return {sub, [&app, topic] {
+            if (topic->empty()) {
+              fmt::print("{}", app.help());
+              return 0;
+            }
+            for (const CLI::App* c : visible_commands(app))
+              if (c->get_name() == *topic) {
+                fmt::print("{}", c->help(app.get_name()));
+                return 0;
+              }
+            throw status_error(2, fmt::format("help: no command {} (fsrr --help lists them)",
+                                              *topic));
+          }};
+}
+
+command add_generate_docs(CLI::App& app, const std::string& version) {
+  struct opts {
+    std::string man_dir, bash_file;
+  };
+  auto o = std::make_shared<opts>();
+  auto* sub = app.add_subcommand("generate-docs", "Write the man pages and bash completion");
+  sub->group("");  // the build's command, not listed
+  sub->add_option("--man", o->man_dir, "Directory for fsrr.1 and fsrr-COMMAND.1");
+  sub->add_option("--bash", o->bash_file, "File for the bash completion script");
+  return {sub, [&app, o, version] {
+            auto write = [](const std::string& path, const std::string& text) {
+              std::ofstream f(path, std::ios::trunc);
+              f << text;
+              if (!f.flush()) throw trace_error(fmt::format("cannot write {}", path));
+            };
+            if (!o->man_dir.empty()) {
+              write(o->man_dir + "/fsrr.1", man_page(app, nullptr, version));
+              for (const CLI::App* c : visible_commands(app))
+                write(o->man_dir + "/fsrr-" + c->get_name() + ".1", man_page(app, c, version));
+            }
+            if (!o->bash_file.empty()) write(o->bash_file, bash_completion(app));
+            return 0;
+          }};
+}
+
+}  // namespace fsrr::cli

@@ -1,0 +1,19 @@
+# Writes OUT (a header defining FSRR_GIT_COMMIT) from the source tree's git commit, and only
+# when it changed, so a build recompiles main.cc once per commit. A tree without git (a source
+# package) says "unknown" unless configured with -DFSRR_GIT_COMMIT=...
+if(COMMIT STREQUAL "")
+  execute_process(COMMAND git -C "${SRC}" describe --always --dirty --abbrev=12
+                  OUTPUT_VARIABLE COMMIT OUTPUT_STRIP_TRAILING_WHITESPACE
+                  RESULT_VARIABLE rc ERROR_QUIET)
+  if(NOT rc EQUAL 0 OR COMMIT STREQUAL "")
+    set(COMMIT "unknown")
+  endif()
+endif()
+set(text "#define FSRR_GIT_COMMIT \"${COMMIT}\"\n")
+set(old "")
+if(EXISTS "${OUT}")
+  file(READ "${OUT}" old)
+endif()
+if(NOT old STREQUAL text)
+  file(WRITE "${OUT}" "${text}")
+endif()

@@ -1,0 +1,111 @@
+// The manual fsrr writes from its own command line (fsrr generate-docs): a man page per
+// command naming every option its --help names, bash completion offering them, --version
+// naming the commit, and `fsrr help COMMAND`.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "e2e.h"
+#include "temp_dir.h"
+
+using namespace fsrr::test;
+
+namespace {
+
+// What `command` (run by sh) prints on stdout.
+std::string capture(const std::string& command) {
+  std::string out;
+  FILE* p = ::popen(command.c_str(), "r");
+  REQUIRE(p);
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+// The subcommands `fsrr --help` lists.
+std::vector<std::string> commands(const std::string& help) {
+  std::vector<std::string> out;
+  std::istringstream in(help.substr(help.find("Subcommands:")));
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line))
+    if (line.size() > 2 && line[0] == ' ' && line[2] != ' ')
+      out.push_back(line.substr(2, line.find(' ', 2) - 2));
+  return out;
+}
+
+// The long options `fsrr CMD --help` lists ("  -o,--output TEXT  ..." -> "output").
+std::vector<std::string> long_options(const std::string& help) {
+  std::vector<std::string> out;
+  std::istringstream in(help);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("  -")) continue;
+    const std::string names = line.substr(2, line.find(' ', 2) - 2);
+    for (size_t at = names.find("--"); at != std::string::npos; at = names.find("--", at + 2))
+      out.push_back(names.substr(at + 2, names.find(',', at) - at - 2));
+  }
+  return out;
+}
+
+std::string completion(const std::string& script, const std::string& words, int cword) {
+  return capture(fmt::format("bash -c 'source {}; COMP_WORDS=({}); COMP_CWORD={}; _fsrr; "
+                             "echo \"${{COMPREPLY[*]}}\"'",
+                             script, words, cword));
+}
+
+}  // namespace
+
+TEST_CASE("every option of every command is in its man page and its completion") {
+  temp_dir out("/dev/shm");
+  REQUIRE(::mkdir((out / "man").c_str(), 0755) == 0);
+  REQUIRE(run(fmt::format("{} generate-docs --man {} --bash {}", FSRR_BIN, out / "man",
+                          out / "fsrr.bash")) == 0);
+  const auto names = commands(capture(fmt::format("{} --help", FSRR_BIN)));
+  REQUIRE(names.size() == 14);  // record ... merge, and help
+  const std::string bash = slurp(out / "fsrr.bash");
+  const std::string root = slurp(out / "man/fsrr.1");
+  size_t options = 0;
+  for (const std::string& name : names) {
+    if (name == "help") continue;
+    INFO(name);
+    const std::string page = slurp(out / fmt::format("man/fsrr-{}.1", name));
+    CHECK(page.starts_with(".TH FSRR\\-"));
+    CHECK(root.find(fmt::format("\\fBfsrr {}\\fR", name)) != std::string::npos);
+    const std::string arm = bash.substr(bash.find("\n    " + name + ")\n"));
+    for (const std::string& opt : long_options(
+             capture(fmt::format("{} {} --help", FSRR_BIN, name)))) {
+      INFO(opt);
+      std::string roffed;
+      for (char c : opt) roffed += c == '-' ? std::string("\\-") : std::string(1, c);
+      CHECK(page.find("\\fB\\-\\-" + roffed + "\\fR") != std::string::npos);
+      if (opt != "help") CHECK(arm.substr(0, arm.find("fi ;;\n")).find(" --" + opt) !=
+                               std::string::npos);
+      ++options;
+    }
+  }
+  CHECK(options > 90);  // 96 when this was written
+  // what completion offers, as bash runs it
+  const std::string script = out / "fsrr.bash";
+  CHECK(completion(script, "fsrr replay --tim", 2) == "--timing\n");
+  CHECK(completion(script, "fsrr replay --timing \"\"", 3) == "faithful think afap\n");
+  CHECK(completion(script, "fsrr compare t --fs xf", 4) == "xfs\n");
+  CHECK(completion(script, "fsrr ver", 1) == "verify\n");
+  CHECK(completion(script, "fsrr record -o t -- rsync-s", 5) == "rsync-ssl\n");
+}
+
+TEST_CASE("fsrr --version names the commit, and fsrr help COMMAND prints that command's options") {
+  const std::string commit = capture(fmt::format("git -C {} rev-parse --short=12 HEAD", SOURCE_DIR));
+  const std::string version = capture(fmt::format("{} --version", FSRR_BIN));
+  CHECK(version.starts_with("fsrr 0.1.0 (git " + commit.substr(0, 12)));
+  CHECK(capture(fmt::format("{} help verify", FSRR_BIN)) ==
+        capture(fmt::format("{} verify --help", FSRR_BIN)));
+  CHECK(run(fmt::format("{} help nope >/dev/null 2>&1", FSRR_BIN)) == 2);
+}
