@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The main job: record a real copy with eBPF and replay it onto tmpfs with its original
 # timing, printing the report; then verify the result. As root on a kernel with BTF it
-# records `rsync -aAHX` of a fresh tree shaped like shared/seeds/000; otherwise (or given a
+# records `rsync -aAHX` of a fresh tree shaped like the seed tree (100k × 1 KiB, 10k × 4 KiB,
+# 1k × 10 KiB, 100 × 1000 KiB files, here scaled by 0.05); otherwise (or given a
 # TRACE) it replays a trace shipped in traces/.
 # Usage: scripts/demo.sh [TRACE]   (as root on Debian bookworm; installs and builds first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+./scripts/setup.sh --demo
 fsrr=$PWD/build/cli/fsrr
 work=$(mktemp -d /dev/shm/fsrr-demo.XXXXXX)
 trap 'rm -rf "$work"' EXIT

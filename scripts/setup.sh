@@ -1,26 +1,37 @@
 #!/usr/bin/env bash
 # Installs what fsrr needs from Debian bookworm (as root) and builds it into build/.
 # Quiet and quick when everything is already there.
+#   scripts/setup.sh          everything the tests and benchmarks need, every target
+#   scripts/setup.sh --demo   only what building fsrr and the demo need, only fsrr
 set -euo pipefail
 cd "$(dirname "$0")/.."
+demo=false
+[[ ${1:-} == --demo ]] && demo=true
 
 packages=(
   # build
   cmake g++ make pkg-config clang llvm libbpf-dev bpftool flatbuffers-compiler
-  libflatbuffers-dev libzstd-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev libexpected-dev
-  libsodium-dev liblzo2-dev
+  libflatbuffers-dev libzstd-dev libcli11-dev nlohmann-json3-dev libfmt-dev libexpected-dev
+  libsodium-dev liblzo2-dev liburing-dev git
+  # the demo's workload
+  rsync python3
+)
+$demo || packages+=(
+  catch2
   # the fuzzers (tests/fuzz): libFuzzer and clang's sanitizer runtimes
   libclang-rt-14-dev
   # workloads and file systems the tests and benchmarks use
-  e2fsprogs xfsprogs btrfs-progs rsync strace attr tar coreutils util-linux zstd bc python3
-  duperemove fio liburing-dev
+  e2fsprogs xfsprogs btrfs-progs strace attr tar coreutils util-linux zstd bc
+  duperemove fio
   # fsrr replay --mpi and its tests (mpirun)
   openmpi-bin libopenmpi-dev
   # compare's page: the chart library it inlines, and the browser its test opens it in
   libjs-chart.js chromium
   # the corpus of real clients (tests/clients/clients.sh), for the tests only
-  borgbackup restic rdiff-backup postgresql sqlite3 git python3-venv python3-pip-whl
+  borgbackup restic rdiff-backup postgresql sqlite3 python3-venv python3-pip-whl
   python3-setuptools-whl zip unzip xz-utils cpio acl make gcc libc6-dev
+  # the package (cpack's dpkg-shlibdeps) and its checks
+  dpkg-dev lintian man-db
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -36,8 +47,16 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-if ! cmake --build build -j2 >build/build.log 2>&1; then
+# The demo builds fsrr alone (no tests: no Catch2, no MPI); the full setup turns both on in
+# the same build/, where fsrr is then rebuilt only in what --mpi changes.
+if $demo; then
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFSRR_TESTS=OFF -DFSRR_MPI=OFF >/dev/null
+  targets=(--target fsrr)
+else
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFSRR_TESTS=ON -DFSRR_MPI=ON >/dev/null
+  targets=()
+fi
+if ! cmake --build build -j2 "${targets[@]}" >build/build.log 2>&1; then
   grep -E "error|Error" build/build.log | head -40 >&2
   echo "setup: build failed; the whole log is build/build.log" >&2
   exit 1
