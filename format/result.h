@@ -22,7 +22,13 @@ struct error {
 template <class T = void>
 using result = tl::expected<T, error>;
 
-inline tl::unexpected<error> failure(std::string message, int status = 0) {
+inline tl::unexpected<error> failure(std::string message) {
+  return tl::unexpected<error>(error{std::move(message), 0});
+}
+
+// An error with its own exit status. Apart from failure(), whose (format, int) would otherwise
+// take an argument for a status ("exited with {}", 1 read as status 1, the {} left as is).
+inline tl::unexpected<error> failure_with_status(std::string message, int status) {
   return tl::unexpected<error>(error{std::move(message), status});
 }
 

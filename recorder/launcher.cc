@@ -24,8 +24,8 @@ result<std::string> find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) {
     if (::access(name.c_str(), X_OK) == 0) return name;
     const int e = errno;
-    return failure(fmt::format("cannot run {}: {}", name, std::strerror(e)),
-                   e == ENOENT ? 127 : 126);
+    return failure_with_status(fmt::format("cannot run {}: {}", name, std::strerror(e)),
+                               e == ENOENT ? 127 : 126);
   }
   const char* path = std::getenv("PATH");
   std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
@@ -39,7 +39,7 @@ result<std::string> find_program(const std::string& name) {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
     pos = colon + 1;
   }
-  return failure(fmt::format("{}: command not found", name), 127);
+  return failure_with_status(fmt::format("{}: command not found", name), 127);
 }
 
 int shell_status(const siginfo_t& info) {
@@ -127,8 +127,8 @@ result<void> held_command::release() {
   if (n == sizeof e) {
     wait();
     // as a shell has it: 127 for a program that is not there, 126 for one that cannot run
-    return failure(fmt::format("cannot run the command: {}", std::strerror(e)),
-                   e == ENOENT ? 127 : 126);
+    return failure_with_status(fmt::format("cannot run the command: {}", std::strerror(e)),
+                               e == ENOENT ? 127 : 126);
   }
   return {};
 }
