@@ -18,9 +18,10 @@ mounted=()
 cleanup() {
   local m
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
-  rm -rf --one-file-system "$root"
+  rm -rf --one-file-system "$root" "$root.log"
 }
 trap cleanup EXIT
+trap "exit 1" INT TERM  # through the EXIT trap
 t0=$(date +%s)
 debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >"$root.log" 2>&1 ||
   { tail -5 "$root.log" >&2; exit 1; }
