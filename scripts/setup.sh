@@ -48,8 +48,9 @@ if ((${#missing[@]})); then
 fi
 
 # Release: -O2 as RelWithDebInfo, without -g, which took 30% of the compile time (compare.cc
-# 12.5 s -> 8.9 s) and made fsrr 96 MB. The demo builds fsrr alone (no tests: no Catch2, no MPI); the full setup turns both on in
-# the same build/, where fsrr is then rebuilt only in what --mpi changes.
+# 12.5 s -> 8.9 s) and made fsrr 96 MB. The demo builds fsrr alone (no tests: no Catch2, no
+# MPI); the full setup turns both on in the same build/, where fsrr is then rebuilt only in what
+# --mpi changes.
 release=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG"
          -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG")
 if $demo; then
