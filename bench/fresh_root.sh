@@ -27,6 +27,9 @@ debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >"$r
   { tail -5 "$root.log" >&2; exit 1; }
 rm -f "$root.log"
 echo "fresh_root: bookworm minbase in $(($(date +%s) - t0)) s"
+# the root a mount point of its own, as / is on a machine (mount --make-rprivate / needs one)
+mount --bind "$root" "$root"
+mounted+=("$root")
 for m in proc sys dev dev/shm; do
   mkdir -p "$root/$m"
   case $m in

@@ -126,7 +126,9 @@ TEST_CASE("a recording of rsync on a machine with both cores busy and the disk s
   const auto info = info_of(tmp / "t.trace");
   CHECK(info["lost_events"] == 0);
   CHECK(info["complete"] == true);
-  CHECK(info["ops"]["renameat"] >= 22220);  // rsync writes each file to a temporary name
+  // rsync writes each file to a temporary name and renames it: with renameat here, with rename
+  // (and openat2) in a freshly debootstrapped root, the same rsync 3.5.0 and glibc
+  CHECK(info["ops"].value("renameat", 0) + info["ops"].value("rename", 0) >= 22220);
   WARN("under load: " << info["events"] << " events, paused " << info["pauses"] << " times, "
                       << info["paused_ns"].get<uint64_t>() / 1e6 << " ms");
 }
