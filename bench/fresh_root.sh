@@ -10,14 +10,22 @@
 # /dev/shm mounted for it (eBPF needs /sys/kernel/btf), and all of it is removed at the end,
 # however the run ends.
 set -euo pipefail
+# In a mount namespace of its own, private: no mount made here reaches the host's (/ is shared
+# on a systemd host, and an unmount of a bind of /dev would), and all of them go with the
+# namespace, however this ends.
+[[ -n ${FSRR_FRESH_NS:-} ]] || FSRR_FRESH_NS=1 exec unshare --mount --propagation private "$0" "$@"
 cd "$(dirname "$0")/.."
 what=${1:?usage: fresh_root.sh demo|tests|deb [DEB]}
+deb=${2:+$(realpath "$2")}
 repo=$PWD
 root=$(mktemp -d /var/tmp/fsrr-fresh-root.XXXXXX)
-mounted=()
 cleanup() {
-  local m
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
+  trap '' INT TERM  # a second ^C does not cut the cleanup short
+  local pid m
+  for pid in $(ls /proc | grep -E '^[0-9]+$'); do  # what still runs in the root
+    [[ $(readlink "/proc/$pid/root" 2>/dev/null) == "$root" ]] && kill -9 "$pid" 2>/dev/null
+  done
+  for m in $(findmnt -R -n -o TARGET "$root" 2>/dev/null | sort -r); do umount -l "$m" || true; done
   rm -rf --one-file-system "$root" "$root.log"
 }
 trap cleanup EXIT
@@ -29,7 +37,6 @@ rm -f "$root.log"
 echo "fresh_root: bookworm minbase in $(($(date +%s) - t0)) s"
 # the root a mount point of its own, as / is on a machine (mount --make-rprivate / needs one)
 mount --bind "$root" "$root"
-mounted+=("$root")
 for m in proc sys dev dev/shm; do
   mkdir -p "$root/$m"
   case $m in
@@ -38,7 +45,6 @@ for m in proc sys dev dev/shm; do
     dev) mount --rbind /dev "$root/dev" ;;
     dev/shm) mount -t tmpfs tmpfs "$root/dev/shm" ;;
   esac
-  mounted+=("$root/$m")
 done
 in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
   LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" "$@"; }
@@ -58,7 +64,7 @@ case $what in
       "$script" "$(echo "$t1 - $t0" | bc)" "$what"
     ;;
   deb)
-    deb=${2:-$(ls build-pkg/fsrr_*.deb | tail -1)}
+    deb=${deb:-$(ls -t build-pkg/fsrr_*.deb | head -1)}
     cp "$deb" "$root/root/"
     in_root bash -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
       man-db ./root/$(basename "$deb") >/dev/null"

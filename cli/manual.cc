@@ -85,15 +85,30 @@ std::string option_names(const CLI::Option* opt) {
   return out;
 }
 
+// A sentence: `text` with a full stop, unless it has one.
+std::string sentence(const std::string& text) {
+  return text.ends_with('.') ? text : text + ".";
+}
+
+std::string upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), ::toupper);
+  return s;
+}
+
 std::string synopsis(const CLI::App& sub) {
   std::string out = "\\fBfsrr " + sub.get_name() + "\\fR [\\fIOPTIONS\\fR]";
   for (const CLI::Option* opt : sub.get_options()) {
     if (!opt->get_positional()) continue;
-    const std::string name = "\\fI" + roff(opt->get_name(true)) + "\\fR" +
-                             (opt->get_expected_max() > 1 ? " ..." : "");
+    const std::string pname = opt->get_name(true);
+    std::string name;
+    if (opt->get_expected_max() > 1 && pname == upper(pname))
+      name = "\\fI" + roff(pname) + "\\fR ...";  // FILE ...
+    else if (opt->get_expected_max() > 1)  // the command after "--" (record, minimize)
+      name = "\\fB\\-\\-\\fR \\fI" + roff(upper(pname)) + "\\fR [\\fIARGS\\fR ...]";
+    else
+      name = "\\fI" + roff(pname) + "\\fR";
     out += " " + (opt->get_required() ? name : "[" + name + "]");
   }
-  if (sub.get_allow_extras()) out += " [\\fB\\-\\-\\fR \\fICOMMAND\\fR [\\fIARGS\\fR ...]]";
   return out;
 }
 
@@ -123,7 +138,7 @@ std::string root_page(const CLI::App& root, const std::string& version) {
   out += ".SH COMMANDS\n";
   for (const CLI::App* sub : visible_commands(root))
     out += fmt::format(".TP\n\\fBfsrr {}\\fR\n{} See \\fBfsrr\\-{}\\fR(1).\n", sub->get_name(),
-                       roff(sub->get_description()), sub->get_name());
+                       roff(sentence(sub->get_description())), sub->get_name());
   out += ".SH EXIT STATUS\n" + roff(exit_status) + "\n";
   out += ".SH FILES\n.TP\n\\fI/usr/share/fsrr/traces/\\fR\nTraces shipped with fsrr: an "
          "rsync \\-aAHX copy of a seed tree, and that tree alone.\n";
@@ -139,15 +154,13 @@ std::string root_page(const CLI::App& root, const std::string& version) {
 
 std::string command_page(const CLI::App& sub, const std::string& version) {
   const std::string name = "fsrr-" + sub.get_name();
-  std::string upper = name;
-  std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
-  std::string out = header(upper, version);
-  std::string summary = sub.get_description();
-  const size_t cut = summary.find(": ");  // the NAME line: its first clause
-  out += ".SH NAME\n" + roff(name) + " \\- " +
-         roff(cut == std::string::npos ? summary : summary.substr(0, cut)) + "\n";
+  std::string out = header(upper(name), version);
+  const std::string summary = sub.get_description();
+  // the NAME line: the description's first clause or sentence
+  const size_t cut = std::min(summary.find(": "), summary.find(". "));
+  out += ".SH NAME\n" + roff(name) + " \\- " + roff(summary.substr(0, cut)) + "\n";
   out += ".SH SYNOPSIS\n" + synopsis(sub) + "\n";
-  out += ".SH DESCRIPTION\n" + roff(summary) + ".\n";
+  out += ".SH DESCRIPTION\n" + roff(sentence(summary)) + "\n";
   std::string args, options;
   for (const CLI::Option* opt : sub.get_options()) {
     if (is_help(opt)) continue;
@@ -195,13 +208,15 @@ std::string bash_completion(const CLI::App& root) {
       "# bash completion for fsrr, written by `fsrr generate-docs` from its command line\n"
       "_fsrr() {\n"
       "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd= i dashes=0\n"
+      "  # --timing=VALUE: bash splits at the =\n"
+      "  if [[ $cur == = ]]; then cur=; elif [[ $prev == = ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi\n"
       "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
       "    if [[ ${COMP_WORDS[i]} == -- ]]; then dashes=$i; break; fi\n"
       "    [[ -z $cmd && ${COMP_WORDS[i]} != -* ]] && cmd=${COMP_WORDS[i]}\n"
       "  done\n"
       "  if ((dashes)); then  # the recorded command (record, minimize's predicate)\n"
-      "    if ((COMP_CWORD == dashes + 1)); then COMPREPLY=($(compgen -c -- \"$cur\" | sort -u));\n"
-      "    else COMPREPLY=($(compgen -f -- \"$cur\")); fi\n"
+      "    if ((COMP_CWORD == dashes + 1)); then mapfile -t COMPREPLY < <(compgen -c -- \"$cur\" | sort -u);\n"
+      "    else mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); fi\n"
       "    return\n"
       "  fi\n"
       "  if [[ -z $cmd ]]; then\n"
@@ -233,7 +248,7 @@ std::string bash_completion(const CLI::App& root) {
         choices = known_values("--" + opt->get_lnames().front());
       const std::string type = opt->get_type_name();
       if (!choices.empty())
-        values += fmt::format("        {}) COMPREPLY=($(compgen -W \"{}\" -- \"$cur\")); return ;;\n",
+        values += fmt::format("        {}) mapfile -t COMPREPLY < <(compgen -W \"{}\" -- \"$cur\"); return ;;\n",
                               fmt::join(spelled, "|"), words(choices));
       else if (type.starts_with("TEXT"))
         files.insert(files.end(), spelled.begin(), spelled.end());
@@ -242,17 +257,17 @@ std::string bash_completion(const CLI::App& root) {
     }
     out += "    " + sub->get_name() + ")\n      case $prev in\n" + values;
     if (!files.empty())
-      out += fmt::format("        {}) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n",
+      out += fmt::format("        {}) mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); return ;;\n",
                          fmt::join(files, "|"));
     if (!none.empty())
       out += fmt::format("        {}) return ;;\n", fmt::join(none, "|"));
     out += "      esac\n";
     out += fmt::format(
-        "      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"{}\" -- \"$cur\"));\n"
+        "      if [[ $cur == -* ]]; then mapfile -t COMPREPLY < <(compgen -W \"{}\" -- \"$cur\");\n"
         "      else {}; fi ;;\n",
         words(opts),
-        trace_first ? "COMPREPLY=($(compgen -d -- \"$cur\") $(compgen -f -X '!*.trace' -- \"$cur\"))"
-                    : "COMPREPLY=($(compgen -f -- \"$cur\"))");
+        trace_first ? "mapfile -t COMPREPLY < <(compgen -d -- \"$cur\"; compgen -f -X '!*.trace' -- \"$cur\")"
+                    : "mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")");
   }
   out +=
       "  esac\n"

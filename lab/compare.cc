@@ -424,6 +424,8 @@ result<compare_outcome> run_compare(const compare_options& o) {
     own_images = true;  // made here, so removed here once empty
   } else if (errno != EEXIST) {
     return failure("--images {}: {}", images, std::strerror(errno));
+  } else if (struct stat st; ::stat(images.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return failure("--images {}: not a directory", images);
   }
   struct remove_dir {  // the scratch directory, once every image in it is gone
     std::string path;

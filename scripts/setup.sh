@@ -3,10 +3,17 @@
 # Quiet and quick when everything is already there.
 #   scripts/setup.sh          everything the tests and benchmarks need, every target
 #   scripts/setup.sh --demo   only what building fsrr and the demo need, only fsrr
+#   --no-build                the packages only (scripts/package.sh builds in build-pkg/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-demo=false
-[[ ${1:-} == --demo ]] && demo=true
+demo=false build=true
+for a in "$@"; do
+  case $a in
+    --demo) demo=true ;;
+    --no-build) build=false ;;
+    *) echo "setup: unknown option $a (--demo, --no-build)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   # build
@@ -46,6 +53,8 @@ if ((${#missing[@]})); then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+$build || exit 0
 
 # Release: -O2 as RelWithDebInfo, without -g, which took 30% of the compile time (compare.cc
 # 12.5 s -> 8.9 s) and made fsrr 96 MB. The demo builds fsrr alone (no tests: no Catch2, no

@@ -287,6 +287,12 @@ TEST_CASE("compare overwrites an earlier result only with --force", "[compare]")
                         "2>/dev/null",
                         FSRR_BIN, rec.trace, fresh, out.path())) == 0);
   CHECK(::access(fresh.c_str(), F_OK) != 0);
+  // a file is no place for images: one line, and the file as it was
+  CHECK(run(fmt::format("{} compare {} --fs tmpfs --runs 1 --images {} -o {} --force >/dev/null "
+                        "2>{}",
+                        FSRR_BIN, rec.trace, out / "e1", out.path(), out / "e2")) == 1);
+  CHECK(slurp(out / "e2") == "fsrr: --images " + out / "e1" + ": not a directory\n");
+  CHECK(slurp(out / "e1").starts_with("fsrr: "));
 }
 
 TEST_CASE("compare refuses a baseline of the wrong shape with one line, and writes nothing",

@@ -78,6 +78,9 @@ TEST_CASE("every option of every command is in its man page and its completion")
     INFO(name);
     const std::string page = slurp(out / fmt::format("man/fsrr-{}.1", name));
     CHECK(page.starts_with(".TH FSRR\\-"));
+    // valid man(7) roff: groff has no warning about it
+    CHECK(capture(fmt::format("groff -man -ww -z {} 2>&1", out / fmt::format("man/fsrr-{}.1", name))) ==
+          "");
     CHECK(root.find(fmt::format("\\fBfsrr {}\\fR", name)) != std::string::npos);
     const std::string arm = bash.substr(bash.find("\n    " + name + ")\n"));
     for (const std::string& opt : long_options(
@@ -98,14 +101,22 @@ TEST_CASE("every option of every command is in its man page and its completion")
   CHECK(completion(script, "fsrr replay --timing \"\"", 3) == "faithful think afap\n");
   CHECK(completion(script, "fsrr compare t --fs xf", 4) == "xfs\n");
   CHECK(completion(script, "fsrr ver", 1) == "verify\n");
-  CHECK(completion(script, "fsrr record -o t -- rsync-s", 5) == "rsync-ssl\n");
+  CHECK(completion(script, "fsrr record -o t -- mkfs.btrf", 5) == "mkfs.btrfs\n");
+  CHECK(completion(script, "fsrr replay --timing = th", 4) == "think\n");  // --timing=th
+  // a trace whose name has a space comes back whole (one reply), beside a directory
+  write_file(out / "my copy.trace", 1);
+  CHECK(capture(fmt::format("cd {} && bash -c 'source {}; COMP_WORDS=(fsrr info my); "
+                            "COMP_CWORD=2; _fsrr; printf \"[%s]\" \"${{COMPREPLY[@]}}\"'",
+                            out.path(), script)) == "[my copy.trace]");
 }
 
 TEST_CASE("fsrr --version names the commit, and fsrr help COMMAND prints that command's options") {
   const std::string commit = capture(fmt::format("git -C {} rev-parse --short=12 HEAD", SOURCE_DIR));
+  REQUIRE(commit.size() == 13);  // 12 hex digits and a newline: the tests run in a checkout
   const std::string version = capture(fmt::format("{} --version", FSRR_BIN));
   CHECK(version.starts_with("fsrr 0.1.0 (git " + commit.substr(0, 12)));
-  CHECK(capture(fmt::format("{} help verify", FSRR_BIN)) ==
-        capture(fmt::format("{} verify --help", FSRR_BIN)));
+  const std::string help = capture(fmt::format("{} help verify", FSRR_BIN));
+  CHECK(help.find("\nUsage: fsrr verify [OPTIONS] FILE TARGET\n") != std::string::npos);
+  CHECK(help == capture(fmt::format("{} verify --help", FSRR_BIN)));
   CHECK(run(fmt::format("{} help nope >/dev/null 2>&1", FSRR_BIN)) == 2);
 }
