@@ -25,7 +25,7 @@ cleanup() {
   for pid in $(ls /proc | grep -E '^[0-9]+$'); do  # what still runs in the root
     [[ $(readlink "/proc/$pid/root" 2>/dev/null) == "$root" ]] && kill -9 "$pid" 2>/dev/null
   done
-  for m in $(findmnt -R -n -o TARGET "$root" 2>/dev/null | sort -r); do umount -l "$m" || true; done
+  for m in $(findmnt -R -l -n -o TARGET "$root" 2>/dev/null | sort -r); do umount -l "$m" || true; done
   rm -rf --one-file-system "$root" "$root.log"
 }
 trap cleanup EXIT
