@@ -19,6 +19,7 @@ what=${1:?usage: fresh_root.sh demo|tests|deb [DEB]}
 deb=${2:+$(realpath "$2")}
 repo=$PWD
 root=$(mktemp -d /var/tmp/fsrr-fresh-root.XXXXXX)
+chmod 755 "$root"  # it is /: other users (postgres) go through it
 cleanup() {
   trap '' INT TERM  # a second ^C does not cut the cleanup short
   local pid m
