@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -207,7 +208,12 @@ path_id path_table::resolve_dir(path_id base, std::string_view dir) {
     return child(resolve_dir(base, dir.substr(0, slash)), dir.substr(slash + 1));
   }
   std::string real = fd_path(fd);
+  // Removed since it was opened (the decoder runs behind the workload): its name reads
+  // "... (deleted)", so it is taken as written, and not kept for the next call.
+  struct stat st {};
+  const bool removed = ::fstat(fd, &st) == 0 && st.st_nlink == 0;
   ::close(fd);
+  if (removed) return lexical(base, dir);
   const std::string& from = root->second.seen_as;
   if (from != "/") {
     if (real.compare(0, from.size(), from) != 0 || (real.size() > from.size() && real[from.size()] != '/'))
