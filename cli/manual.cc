@@ -1,8 +1,10 @@
 #include "manual.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -24,19 +26,28 @@ bool is_help(const CLI::Option* opt) { return opt->get_lnames() == std::vector<s
 
 bool is_flag(const CLI::Option* opt) { return opt->get_items_expected_max() == 0; }
 
-// roff text: backslashes escaped, hyphens as \- (so they copy as ASCII), no line starting with
-// a control character.
+// roff text: backslashes escaped, hyphens as \- (so they copy as ASCII), other than ASCII as
+// \[uXXXX], no line starting with a control character.
 std::string roff(const std::string& text) {
   std::string out;
   bool line_start = true;
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     if (line_start && (c == '.' || c == '\'')) out += "\\&";
-    if (c == '\\')
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x80) {  // UTF-8 (the guides' arrows and dashes) as groff's \[uXXXX]
+      const int more = byte >= 0xf0 ? 3 : byte >= 0xe0 ? 2 : 1;
+      uint32_t cp = byte & (0x3f >> more);
+      for (int k = 0; k < more && i + 1 < text.size(); ++k)
+        cp = cp << 6 | (static_cast<unsigned char>(text[++i]) & 0x3f);
+      out += fmt::format("\\[u{:04X}]", cp);
+    } else if (c == '\\') {
       out += "\\e";
-    else if (c == '-')
+    } else if (c == '-') {
       out += "\\-";
-    else
+    } else {
       out += c;
+    }
     line_start = c == '\n';
   }
   return out;
@@ -112,6 +123,198 @@ std::string synopsis(const CLI::App& sub) {
   return out;
 }
 
+// Where a guide's link leads, as a man page names it: a command's page, a file of the
+// installed documentation, or the address itself.
+std::string link_reference(const std::string& target) {
+  const std::string file = target.substr(0, target.find('#'));
+  if (file.empty()) return {};
+  if (!file.ends_with(".md")) return file;
+  if (file.find('/') == std::string::npos)  // a command's guide beside this one
+    return "fsrr-" + file.substr(0, file.size() - 3) + "(1)";
+  std::string path = file;
+  while (path.starts_with("../")) path = path.substr(3);
+  return file.starts_with("../../") ? path : "docs/" + path;
+}
+
+// Inline markdown as roff: `code` and **strong** in bold, [text](link) as its text and where
+// it leads.
+std::string inline_roff(const std::string& md) {
+  std::string out;
+  for (size_t i = 0; i < md.size();) {
+    if (md[i] == '`') {
+      const size_t end = md.find('`', i + 1);
+      if (end != std::string::npos) {
+        out += "\\fB" + roff(md.substr(i + 1, end - i - 1)) + "\\fR";
+        i = end + 1;
+        continue;
+      }
+    } else if (md.compare(i, 2, "**") == 0) {
+      const size_t end = md.find("**", i + 2);
+      if (end != std::string::npos) {
+        out += "\\fB" + inline_roff(md.substr(i + 2, end - i - 2)) + "\\fR";
+        i = end + 2;
+        continue;
+      }
+    } else if (md[i] == '[') {
+      const size_t close = md.find("](", i);
+      const size_t end = close == std::string::npos ? close : md.find(')', close);
+      if (end != std::string::npos && md.find('\n', i) > end) {
+        out += inline_roff(md.substr(i + 1, close - i - 1));
+        const std::string ref = link_reference(md.substr(close + 2, end - close - 2));
+        if (!ref.empty()) out += " (" + roff(ref) + ")";
+        i = end + 1;
+        continue;
+      }
+    }
+    const size_t next = std::min({md.find('`', i + 1), md.find("**", i + 1), md.find('[', i + 1),
+                                  md.size()});
+    out += roff(md.substr(i, next - i));
+    i = next;
+  }
+  // a line of the joined paragraph must not start with a control character
+  std::string safe;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if ((i == 0 || out[i - 1] == '\n') && (out[i] == '.' || out[i] == '\'')) safe += "\\&";
+    safe += out[i];
+  }
+  return safe;
+}
+
+// A command's guide (docs/commands/NAME.md) as man page text: the opening paragraphs become
+// the DESCRIPTION, each "## Section" but Options (the CLI's own list replaces it) a
+// subsection; paragraphs, lists, examples and tables as man(7) has them.
+// A markdown table as preformatted text: columns padded to one width, the rule under the
+// head a line of dashes.
+std::string table_roff(const std::vector<std::string>& rows) {
+  std::vector<std::vector<std::string>> cells;
+  std::vector<size_t> width;
+  // a cell as the aligned table shows it: no backticks
+  auto plain = [](const std::string& s) {
+    std::string out;
+    for (char c : s)
+      if (c != '`') out += c;
+    return out;
+  };
+  auto length = [&](const std::string& s) {  // in characters, not UTF-8 bytes
+    const std::string p = plain(s);
+    return static_cast<size_t>(std::count_if(
+        p.begin(), p.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xc0) != 0x80; }));
+  };
+  for (const std::string& row : rows) {
+    std::vector<std::string> r;
+    if (row.find_first_not_of("|-: ") == std::string::npos) {  // the rule
+      cells.push_back(r);
+      continue;
+    }
+    size_t at = 1;
+    while (at < row.size()) {
+      const size_t bar = std::min(row.find(" |", at), row.size());
+      std::string cell;
+      cell = row.substr(at, bar - at);
+      cell.erase(0, cell.find_first_not_of(' '));
+      r.push_back(cell);
+      at = bar + 2;
+    }
+    if (width.size() < r.size()) width.resize(r.size());
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], length(r[i]));
+    cells.push_back(std::move(r));
+  }
+  size_t total = 0;
+  for (const size_t w : width) total += w + 2;
+  if (total > 80 && cells.size() > 2 && cells[1].empty()) {
+    // too wide for a terminal: a tagged paragraph a row, its other cells named by the head
+    std::string out;
+    const std::vector<std::string>& head = cells[0];
+    for (size_t r = 2; r < cells.size(); ++r) {
+      const auto& row = cells[r];
+      if (row.empty()) continue;
+      out += ".TP\n\\fB" + inline_roff(row[0]) + "\\fR\n";
+      std::vector<std::string> parts;
+      for (size_t i = 1; i < row.size(); ++i) {
+        if (row[i].empty() || row[i] == "\u2014") continue;
+        parts.push_back(head.size() > 2 && i < head.size() ? head[i] + ": " + row[i] : row[i]);
+      }
+      out += inline_roff(fmt::format("{}", fmt::join(parts, "; "))) + "\n";
+    }
+    return out;
+  }
+  std::string out = ".PP\n.RS 2\n.nf\n";
+  for (const auto& r : cells) {
+    std::string line;
+    if (r.empty()) {
+      for (size_t i = 0; i < width.size(); ++i) line += std::string(width[i], '-') + "  ";
+    } else {
+      for (size_t i = 0; i < r.size(); ++i)
+        line += plain(r[i]) + (i + 1 < r.size() ? std::string(width[i] - length(r[i]) + 2, ' ') : "");
+    }
+    while (line.ends_with(' ')) line.pop_back();
+    out += roff(line) + "\n";
+  }
+  return out + ".fi\n.RE\n";
+}
+
+struct guide_text {
+  std::string description, sections;
+};
+
+guide_text guide_roff(const std::string& markdown) {
+  guide_text out;
+  std::string* to = &out.description;
+  std::istringstream in(markdown);
+  std::string line, para;
+  bool skip = false, first_block = true, seen_heading = false;
+  auto flush = [&] {
+    if (!para.empty() && !skip) *to += inline_roff(para) + "\n";
+    para.clear();
+  };
+  while (std::getline(in, line)) {
+    if (line.starts_with("```")) {
+      flush();
+      std::string block;
+      while (std::getline(in, line) && !line.starts_with("```")) block += roff(line) + "\n";
+      // the synopsis block under the title: the man page has its own SYNOPSIS
+      if (!skip && !(first_block && !seen_heading))
+        *to += ".PP\n.RS 2\n.nf\n" + block + ".fi\n.RE\n";
+      first_block = false;
+      continue;
+    }
+    if (line.starts_with("# ")) continue;  // the title: the man page's NAME
+    if (line.starts_with("## ")) {
+      flush();
+      seen_heading = true;
+      const std::string title = line.substr(3);
+      skip = title == "Options";
+      to = &out.sections;
+      if (!skip) *to += ".SS " + inline_roff(title) + "\n";
+      continue;
+    }
+    if (line.starts_with("|")) {  // a table: its rows, columns aligned
+      flush();
+      std::vector<std::string> rows{line};
+      while (in.peek() == '|' && std::getline(in, line)) rows.push_back(line);
+      if (!skip) *to += table_roff(rows);
+      continue;
+    }
+    if (line.empty()) {
+      flush();
+      continue;
+    }
+    if (line.starts_with("- ") || (line.size() > 2 && std::isdigit(static_cast<unsigned char>(line[0])) &&
+                                   line.starts_with(line.substr(0, line.find(". ")) + ". ") &&
+                                   line.find(". ") < 4)) {
+      flush();
+      const size_t text = line.find(' ') + 1;
+      if (!skip) *to += line[0] == '-' ? ".IP \\(bu 2\n" : ".IP " + line.substr(0, text - 1) + " 4\n";
+      para = line.substr(text);
+      continue;
+    }
+    if (para.empty() && !skip) *to += ".PP\n";
+    para += para.empty() ? line.substr(line.find_first_not_of(' ')) : "\n" + line.substr(line.find_first_not_of(' '));
+  }
+  flush();
+  return out;
+}
+
 std::string header(const std::string& title, const std::string& version) {
   return fmt::format(".TH {} 1 \"\" \"fsrr {}\" \"fsrr manual\"\n", roff(title), roff(version));
 }
@@ -152,7 +355,9 @@ std::string root_page(const CLI::App& root, const std::string& version) {
   return out;
 }
 
-std::string command_page(const CLI::App& sub, const std::string& version) {
+std::string command_page(const CLI::App& sub, const std::string& version,
+                         const std::string& guide) {
+  const guide_text text = guide_roff(guide);
   const std::string name = "fsrr-" + sub.get_name();
   std::string out = header(upper(name), version);
   const std::string summary = sub.get_description();
@@ -160,7 +365,9 @@ std::string command_page(const CLI::App& sub, const std::string& version) {
   const size_t cut = std::min(summary.find(": "), summary.find(". "));
   out += ".SH NAME\n" + roff(name) + " \\- " + roff(summary.substr(0, cut)) + "\n";
   out += ".SH SYNOPSIS\n" + synopsis(sub) + "\n";
-  out += ".SH DESCRIPTION\n" + roff(sentence(summary)) + "\n";
+  out += ".SH DESCRIPTION\n" +
+         (text.description.empty() ? roff(sentence(summary)) + "\n" : text.description) +
+         text.sections;
   std::string args, options;
   for (const CLI::Option* opt : sub.get_options()) {
     if (is_help(opt)) continue;
@@ -197,8 +404,9 @@ std::vector<std::string> known_values(const std::string& option) {
 
 }  // namespace
 
-std::string man_page(const CLI::App& root, const CLI::App* sub, const std::string& version) {
-  return sub ? command_page(*sub, version) : root_page(root, version);
+std::string man_page(const CLI::App& root, const CLI::App* sub, const std::string& version,
+                     const std::string& guide) {
+  return sub ? command_page(*sub, version, guide) : root_page(root, version);
 }
 
 std::string bash_completion(const CLI::App& root) {
@@ -207,15 +415,27 @@ std::string bash_completion(const CLI::App& root) {
   std::string out =
       "# bash completion for fsrr, written by `fsrr generate-docs` from its command line\n"
       "_fsrr() {\n"
-      "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd= i dashes=0\n"
-      "  # --timing=VALUE: bash splits at the =\n"
-      "  if [[ $cur == = ]]; then cur=; elif [[ $prev == = ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi\n"
-      "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
+      "  local cur=${COMP_WORDS[COMP_CWORD]} prev j=$COMP_CWORD\n"
+      "  # the word at the cursor whole: bash splits --timing=afap, compress:2 and\n"
+      "  # btrfs:compress=zstd at each : and =\n"
+      "  while ((j > 1)) && [[ $cur == [:=]* || ${COMP_WORDS[j-1]} == *[:=] ]]; do\n"
+      "    ((j--)); cur=${COMP_WORDS[j]}$cur\n"
+      "  done\n"
+      "  prev=${COMP_WORDS[j-1]}\n"
+      "  if [[ $cur == -*=* ]]; then prev=${cur%%=*}; cur=${cur#*=}; fi\n"
+      "  # bash replaces only what follows the last : or =: offer that part\n"
+      "  local cut=${cur%\"${cur##*[:=]}\"}\n"
+      "  _fsrr_words \"$cur\" \"$prev\" \"$j\"\n"
+      "  [[ -n $cut ]] && COMPREPLY=(\"${COMPREPLY[@]#\"$cut\"}\")\n"
+      "}\n"
+      "_fsrr_words() {\n"
+      "  local cur=$1 prev=$2 j=$3 cmd= i dashes=0\n"
+      "  for ((i = 1; i < j; i++)); do\n"
       "    if [[ ${COMP_WORDS[i]} == -- ]]; then dashes=$i; break; fi\n"
       "    [[ -z $cmd && ${COMP_WORDS[i]} != -* ]] && cmd=${COMP_WORDS[i]}\n"
       "  done\n"
       "  if ((dashes)); then  # the recorded command (record, minimize's predicate)\n"
-      "    if ((COMP_CWORD == dashes + 1)); then mapfile -t COMPREPLY < <(compgen -c -- \"$cur\" | sort -u);\n"
+      "    if ((j == dashes + 1)); then mapfile -t COMPREPLY < <(compgen -c -- \"$cur\" | sort -u);\n"
       "    else mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); fi\n"
       "    return\n"
       "  fi\n"
@@ -297,13 +517,15 @@ command add_help(CLI::App& app) {
 
 command add_generate_docs(CLI::App& app, const std::string& version) {
   struct opts {
-    std::string man_dir, bash_file;
+    std::string man_dir, bash_file, guides;
   };
   auto o = std::make_shared<opts>();
   auto* sub = app.add_subcommand("generate-docs", "Write the man pages and bash completion");
   sub->group("");  // the build's command, not listed
   sub->add_option("--man", o->man_dir, "Directory for fsrr.1 and fsrr-COMMAND.1");
   sub->add_option("--bash", o->bash_file, "File for the bash completion script");
+  sub->add_option("--guides", o->guides,
+                  "Directory of the command guides (docs/commands): their text goes into the pages");
   return {sub, [&app, o, version] {
             auto write = [](const std::string& path, const std::string& text) {
               std::ofstream f(path, std::ios::trunc);
@@ -312,8 +534,17 @@ command add_generate_docs(CLI::App& app, const std::string& version) {
             };
             if (!o->man_dir.empty()) {
               write(o->man_dir + "/fsrr.1", man_page(app, nullptr, version));
-              for (const CLI::App* c : visible_commands(app))
-                write(o->man_dir + "/fsrr-" + c->get_name() + ".1", man_page(app, c, version));
+              for (const CLI::App* c : visible_commands(app)) {
+                std::string guide;
+                if (!o->guides.empty()) {
+                  const std::string path = o->guides + "/" + c->get_name() + ".md";
+                  std::ifstream f(path);
+                  if (!f) throw trace_error(fmt::format("cannot read {}", path));
+                  guide.assign(std::istreambuf_iterator<char>(f), {});
+                }
+                write(o->man_dir + "/fsrr-" + c->get_name() + ".1",
+                      man_page(app, c, version, guide));
+              }
             }
             if (!o->bash_file.empty()) write(o->bash_file, bash_completion(app));
             return 0;

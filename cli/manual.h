@@ -11,8 +11,10 @@
 
 namespace fsrr::cli {
 
-// fsrr(1) when `sub` is null, fsrr-NAME(1) for a subcommand.
-std::string man_page(const CLI::App& root, const CLI::App* sub, const std::string& version);
+// fsrr(1) when `sub` is null, fsrr-NAME(1) for a subcommand; `guide` is that command's
+// markdown guide (docs/commands/NAME.md), whose text the page carries (empty: none).
+std::string man_page(const CLI::App& root, const CLI::App* sub, const std::string& version,
+                     const std::string& guide = {});
 
 // A bash completion script for `fsrr`: commands, each command's options, the values of options
 // that take one of a few (--timing, --data, --fs kinds), trace files for FILE arguments.
@@ -21,7 +23,7 @@ std::string bash_completion(const CLI::App& root);
 // `fsrr help [COMMAND]`: the command's --help (the app's without one).
 command add_help(CLI::App& app);
 
-// `fsrr generate-docs --man DIR --bash FILE` (hidden: the build's, not a user's).
+// `fsrr generate-docs --man DIR --bash FILE --guides DIR` (hidden: the build's, not a user's).
 command add_generate_docs(CLI::App& app, const std::string& version);
 
 }  // namespace fsrr::cli

@@ -3,6 +3,7 @@
 // naming the commit, and `fsrr help COMMAND`.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -55,6 +56,28 @@ std::vector<std::string> long_options(const std::string& help) {
   return out;
 }
 
+// The long options in the first column of a guide's "## Options" table
+// ("| `--data MODE`, `--seed N` | ..." -> "data", "seed"; "| `-o, --output OUT` |" -> "output").
+std::vector<std::string> guide_options(const std::string& markdown) {
+  std::vector<std::string> out;
+  const size_t at = markdown.find("\n## Options\n");
+  REQUIRE(at != std::string::npos);
+  std::istringstream in(markdown.substr(at + 1));
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line) && !line.starts_with("## ")) {
+    if (!line.starts_with("| ")) continue;
+    const std::string first = line.substr(2, line.find(" |", 2) - 2);
+    for (size_t dash = first.find("--"); dash != std::string::npos; dash = first.find("--", dash + 2)) {
+      if (dash == 0 || (first[dash - 1] != '`' && first[dash - 1] != ' ')) continue;
+      const size_t end = first.find_first_of(" `=,", dash + 2);
+      out.push_back(first.substr(dash + 2, end - dash - 2));
+    }
+  }
+  return out;
+}
+
+// What bash completion offers for the words (as bash splits them, : and = apart).
 std::string completion(const std::string& script, const std::string& words, int cword) {
   return capture(fmt::format("bash -c 'source {}; COMP_WORDS=({}); COMP_CWORD={}; _fsrr; "
                              "echo \"${{COMPREPLY[*]}}\"'",
@@ -66,8 +89,8 @@ std::string completion(const std::string& script, const std::string& words, int 
 TEST_CASE("every option of every command is in its man page and its completion") {
   temp_dir out("/dev/shm");
   REQUIRE(::mkdir((out / "man").c_str(), 0755) == 0);
-  REQUIRE(run(fmt::format("{} generate-docs --man {} --bash {}", FSRR_BIN, out / "man",
-                          out / "fsrr.bash")) == 0);
+  REQUIRE(run(fmt::format("{} generate-docs --man {} --bash {} --guides {}/docs/commands", FSRR_BIN,
+                          out / "man", out / "fsrr.bash", SOURCE_DIR)) == 0);
   const auto names = commands(capture(fmt::format("{} --help", FSRR_BIN)));
   REQUIRE(names.size() == 14);  // record ... merge, and help
   const std::string bash = slurp(out / "fsrr.bash");
@@ -82,9 +105,25 @@ TEST_CASE("every option of every command is in its man page and its completion")
     CHECK(capture(fmt::format("groff -man -ww -z {} 2>&1", out / fmt::format("man/fsrr-{}.1", name))) ==
           "");
     CHECK(root.find(fmt::format("\\fBfsrr {}\\fR", name)) != std::string::npos);
+    // the page carries the guide: its sections, its examples, no markdown left
+    CHECK(page.find("\n.SS Example") != std::string::npos);
+    CHECK(page.find("\n## ") == std::string::npos);
+    CHECK(page.find("```") == std::string::npos);
     const std::string arm = bash.substr(bash.find("\n    " + name + ")\n"));
-    for (const std::string& opt : long_options(
-             capture(fmt::format("{} {} --help", FSRR_BIN, name)))) {
+    const std::vector<std::string> cli = long_options(
+        capture(fmt::format("{} {} --help", FSRR_BIN, name)));
+    // the guide's table of options lists exactly the command's options
+    const std::vector<std::string> guide = guide_options(
+        slurp(fmt::format("{}/docs/commands/{}.md", SOURCE_DIR, name)));
+    for (const std::string& opt : guide) {
+      INFO("in the guide's table, not in the CLI: --" << opt);
+      CHECK(std::find(cli.begin(), cli.end(), opt) != cli.end());
+    }
+    for (const std::string& opt : cli) {
+      INFO("in the CLI, not in the guide's table: --" << opt);
+      CHECK((opt == "help" || std::find(guide.begin(), guide.end(), opt) != guide.end()));
+    }
+    for (const std::string& opt : cli) {
       INFO(opt);
       std::string roffed;
       for (char c : opt) roffed += c == '-' ? std::string("\\-") : std::string(1, c);
@@ -103,6 +142,10 @@ TEST_CASE("every option of every command is in its man page and its completion")
   CHECK(completion(script, "fsrr ver", 1) == "verify\n");
   CHECK(completion(script, "fsrr record -o t -- mkfs.btrf", 5) == "mkfs.btrfs\n");
   CHECK(completion(script, "fsrr replay --timing = th", 4) == "think\n");  // --timing=th
+  CHECK(completion(script, "fsrr replay t d --data compress :", 6) == "2 4\n");
+  CHECK(completion(script, "fsrr replay t d --data compress : 4", 7) == "4\n");
+  CHECK(completion(script, "fsrr compare t --fs btrfs : compress =", 7) == "lzo zstd\n");
+  CHECK(completion(script, "fsrr compare t --fs = btrfs : compress = z", 9) == "zstd\n");
   // a trace whose name has a space comes back whole (one reply), beside a directory
   write_file(out / "my copy.trace", 1);
   CHECK(capture(fmt::format("cd {} && bash -c 'source {}; COMP_WORDS=(fsrr info my); "
