@@ -103,7 +103,7 @@ command add_replay(CLI::App& app) {
             if (o->mpi) {
 #ifdef FSRR_HAVE_MPI
               opt.cancel = &stop_on_signals();
-              return mpi::replay(o->file, opt, o->report);
+              return or_throw(mpi::replay(o->file, opt, o->report));
 #else
               throw status_error(2, "--mpi: this fsrr was built without MPI (cmake -DFSRR_MPI=ON, "
                                     "with libopenmpi-dev installed)");

@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
       return c.run();
     } catch (const fsrr::status_error& e) {
       std::fflush(stdout);
-      fmt::print(stderr, "fsrr: {}\n", e.what());
+      if (*e.what()) fmt::print(stderr, "fsrr: {}\n", e.what());  // none: told elsewhere
       return e.status;
     } catch (const std::exception& e) {
       std::fflush(stdout);

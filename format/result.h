@@ -32,6 +32,10 @@ inline tl::unexpected<error> failure_with_status(std::string message, int status
   return tl::unexpected<error>(error{std::move(message), status});
 }
 
+// The failure of a process whose cause another process tells (every MPI rank but rank 0, which
+// names the failure of all): exit status 1 and no line.
+inline tl::unexpected<error> told_elsewhere() { return tl::unexpected<error>(error{{}, 1}); }
+
 template <class... Args>
 tl::unexpected<error> failure(fmt::format_string<Args...> f, Args&&... args) {
   return failure(fmt::format(f, std::forward<Args>(args)...));

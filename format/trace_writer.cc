@@ -26,6 +26,28 @@ namespace fsrr {
 
 namespace {
 
+// The non-file op counts as the three columns a block's counters and the footer hold.
+struct nonfile_columns {
+  flatbuffers::Offset<flatbuffers::Vector<uint16_t>> op;
+  flatbuffers::Offset<flatbuffers::Vector<uint8_t>> kind;
+  flatbuffers::Offset<flatbuffers::Vector<uint64_t>> count;
+
+  nonfile_columns(flatbuffers::FlatBufferBuilder& fbb,
+                  const std::map<std::pair<fsrr::op, fd_kind>, uint64_t>& counts) {
+    std::vector<uint16_t> o;
+    std::vector<uint8_t> k;
+    std::vector<uint64_t> n;
+    for (const auto& [key, c] : counts) {
+      o.push_back(static_cast<uint16_t>(key.first));
+      k.push_back(static_cast<uint8_t>(key.second));
+      n.push_back(c);
+    }
+    op = fbb.CreateVector(o);
+    kind = fbb.CreateVector(k);
+    count = fbb.CreateVector(n);
+  }
+};
+
 // 128 random bits as 32 hex digits: a trace's id (header_info::trace_id).
 result<std::string> new_trace_id() {
   uint8_t bits[16];
@@ -160,6 +182,9 @@ struct trace_writer::impl {
 
   void write_header(const header_info& h);
   void write_block();
+  flatbuffers::Offset<fb::Defs> build_defs(flatbuffers::FlatBufferBuilder& fbb);
+  flatbuffers::Offset<fb::Chunk> build_chunk(flatbuffers::FlatBufferBuilder& fbb);
+  flatbuffers::Offset<fb::Counters> build_counters(flatbuffers::FlatBufferBuilder& fbb);
   void write_footer();
 };
 
@@ -439,148 +464,147 @@ void trace_writer::flush_if_due(uint64_t now_ts) {
   }
 }
 
+// The block's parts, each built into `fbb` when the block has one.
+flatbuffers::Offset<fb::Defs> trace_writer::impl::build_defs(
+    flatbuffers::FlatBufferBuilder& fbb) {
+  const auto pp = fbb.CreateVector(defs.path_parent);
+  const auto pl = fbb.CreateVector(defs.path_name_len);
+  const auto pn = fbb.CreateVector(defs.path_names);
+  const auto sl = fbb.CreateVector(defs.string_len);
+  const auto sb = fbb.CreateVector(defs.string_bytes);
+  const auto fd_ = fbb.CreateVector(defs.file_dev);
+  const auto fi = fbb.CreateVector(defs.file_ino);
+  const auto fg = fbb.CreateVector(defs.file_gen);
+  const auto ft = fbb.CreateVector(defs.file_type);
+  const auto tt = fbb.CreateVector(defs.thread_tid);
+  const auto tp = fbb.CreateVector(defs.thread_pid);
+  const auto tpp = fbb.CreateVector(defs.thread_ppid);
+  const auto tc = fbb.CreateVector(defs.thread_comm);
+  const auto tf = fbb.CreateVector(defs.thread_fd_table);
+  const auto th = fbb.CreateVector(defs.thread_host_tid);
+  const auto thp = fbb.CreateVector(defs.thread_host_pid);
+  const auto tr = fbb.CreateVector(defs.thread_root);
+  const auto rt = fbb.CreateVector(defs.root_top);
+  const auto rm = fbb.CreateVector(defs.root_mnt_ns);
+  const auto rd = fbb.CreateVector(defs.root_dev);
+  const auto ri = fbb.CreateVector(defs.root_ino);
+  const auto rw = fbb.CreateVector(defs.root_where);
+  const auto thh = defs.thread_hosts ? fbb.CreateVector(defs.thread_host) : 0;
+  const auto fh = defs.file_hosts ? fbb.CreateVector(defs.file_host) : 0;
+  fb::DefsBuilder b(fbb);
+  b.add_path_first(defs.path_first);
+  b.add_path_parent(pp);
+  b.add_path_name_len(pl);
+  b.add_path_names(pn);
+  b.add_string_first(defs.string_first);
+  b.add_string_len(sl);
+  b.add_string_bytes(sb);
+  b.add_file_first(defs.file_first);
+  b.add_file_dev(fd_);
+  b.add_file_ino(fi);
+  b.add_file_gen(fg);
+  b.add_file_type(ft);
+  b.add_thread_first(defs.thread_first);
+  b.add_thread_tid(tt);
+  b.add_thread_pid(tp);
+  b.add_thread_ppid(tpp);
+  b.add_thread_comm(tc);
+  b.add_thread_fd_table(tf);
+  b.add_thread_host_tid(th);
+  b.add_thread_host_pid(thp);
+  b.add_thread_root(tr);
+  b.add_root_first(defs.root_first);
+  b.add_root_top(rt);
+  b.add_root_mnt_ns(rm);
+  b.add_root_dev(rd);
+  b.add_root_ino(ri);
+  b.add_root_where(rw);
+  if (defs.thread_hosts) b.add_thread_host(thh);
+  if (defs.file_hosts) b.add_file_host(fh);
+  return b.Finish();
+}
+
+flatbuffers::Offset<fb::Chunk> trace_writer::impl::build_chunk(
+    flatbuffers::FlatBufferBuilder& fbb) {
+  std::vector<flatbuffers::Offset<fb::ThreadEvents>> te;
+  std::vector<std::pair<thread_id, size_t>> order(group_of.begin(), group_of.end());
+  std::sort(order.begin(), order.end());
+  for (const auto& [tid, gi] : order) {
+    const auto& g = groups[gi];
+    std::array<flatbuffers::Offset<flatbuffers::Vector<uint8_t>>, codec::column_count> c;
+    for (int i = 0; i < codec::column_count; ++i)
+      c[i] = fbb.CreateVector(g.data(static_cast<codec::column>(i)));
+    fb::ThreadEventsBuilder b(fbb);
+    b.add_thread(tid);
+    b.add_count(g.count());
+    b.add_first_ts(g.first_ts());
+    b.add_op(c[codec::c_op]);
+    b.add_gap(c[codec::c_gap]);
+    b.add_dur(c[codec::c_dur]);
+    b.add_result(c[codec::c_result]);
+    b.add_fd(c[codec::c_fd]);
+    b.add_fd2(c[codec::c_fd2]);
+    b.add_file(c[codec::c_file]);
+    b.add_file2(c[codec::c_file2]);
+    b.add_path(c[codec::c_path]);
+    b.add_path2(c[codec::c_path2]);
+    b.add_offset(c[codec::c_offset]);
+    b.add_offset2(c[codec::c_offset2]);
+    b.add_size(c[codec::c_size]);
+    b.add_flags(c[codec::c_flags]);
+    b.add_mode(c[codec::c_mode]);
+    b.add_aux(c[codec::c_aux]);
+    b.add_via(c[codec::c_via]);
+    te.push_back(b.Finish());
+  }
+  const auto tv = fbb.CreateVector(te);
+  fb::ChunkBuilder b(fbb);
+  b.add_events(chunk_events);
+  b.add_min_ts(chunk_min_ts);
+  b.add_max_ts(chunk_max_ts);
+  b.add_threads(tv);
+  return b.Finish();
+}
+
+flatbuffers::Offset<fb::Counters> trace_writer::impl::build_counters(
+    flatbuffers::FlatBufferBuilder& fbb) {
+  std::vector<uint32_t> lc;
+  std::vector<uint64_t> ln;
+  for (const auto& [cpu, n] : lost) {
+    lc.push_back(cpu);
+    ln.push_back(n);
+  }
+  const auto v_lc = fbb.CreateVector(lc);
+  const auto v_ln = fbb.CreateVector(ln);
+  const nonfile_columns v_nonfile(fbb, nonfile);
+  const auto v_cl = fbb.CreateVectorOfStructs(clocks);
+  fb::CountersBuilder b(fbb);
+  b.add_lost_cpu(v_lc);
+  b.add_lost_count(v_ln);
+  b.add_nonfile_op(v_nonfile.op);
+  b.add_nonfile_kind(v_nonfile.kind);
+  b.add_nonfile_count(v_nonfile.count);
+  b.add_incomplete(incomplete);
+  b.add_clocks(v_cl);
+  b.add_pauses(pauses);
+  b.add_paused_ns(paused_ns);
+  b.add_filtered(filtered);
+  return b.Finish();
+}
+
 void trace_writer::impl::write_block() {
   flatbuffers::FlatBufferBuilder fbb(chunk_bytes + defs.bytes() + tree.size() * 64 + 4096);
 
   flatbuffers::Offset<fb::Defs> defs_off;
-  if (!defs.empty()) {
-    const auto pp = fbb.CreateVector(defs.path_parent);
-    const auto pl = fbb.CreateVector(defs.path_name_len);
-    const auto pn = fbb.CreateVector(defs.path_names);
-    const auto sl = fbb.CreateVector(defs.string_len);
-    const auto sb = fbb.CreateVector(defs.string_bytes);
-    const auto fd_ = fbb.CreateVector(defs.file_dev);
-    const auto fi = fbb.CreateVector(defs.file_ino);
-    const auto fg = fbb.CreateVector(defs.file_gen);
-    const auto ft = fbb.CreateVector(defs.file_type);
-    const auto tt = fbb.CreateVector(defs.thread_tid);
-    const auto tp = fbb.CreateVector(defs.thread_pid);
-    const auto tpp = fbb.CreateVector(defs.thread_ppid);
-    const auto tc = fbb.CreateVector(defs.thread_comm);
-    const auto tf = fbb.CreateVector(defs.thread_fd_table);
-    const auto th = fbb.CreateVector(defs.thread_host_tid);
-    const auto thp = fbb.CreateVector(defs.thread_host_pid);
-    const auto tr = fbb.CreateVector(defs.thread_root);
-    const auto rt = fbb.CreateVector(defs.root_top);
-    const auto rm = fbb.CreateVector(defs.root_mnt_ns);
-    const auto rd = fbb.CreateVector(defs.root_dev);
-    const auto ri = fbb.CreateVector(defs.root_ino);
-    const auto rw = fbb.CreateVector(defs.root_where);
-    const auto thh = defs.thread_hosts ? fbb.CreateVector(defs.thread_host) : 0;
-    const auto fh = defs.file_hosts ? fbb.CreateVector(defs.file_host) : 0;
-    fb::DefsBuilder b(fbb);
-    b.add_path_first(defs.path_first);
-    b.add_path_parent(pp);
-    b.add_path_name_len(pl);
-    b.add_path_names(pn);
-    b.add_string_first(defs.string_first);
-    b.add_string_len(sl);
-    b.add_string_bytes(sb);
-    b.add_file_first(defs.file_first);
-    b.add_file_dev(fd_);
-    b.add_file_ino(fi);
-    b.add_file_gen(fg);
-    b.add_file_type(ft);
-    b.add_thread_first(defs.thread_first);
-    b.add_thread_tid(tt);
-    b.add_thread_pid(tp);
-    b.add_thread_ppid(tpp);
-    b.add_thread_comm(tc);
-    b.add_thread_fd_table(tf);
-    b.add_thread_host_tid(th);
-    b.add_thread_host_pid(thp);
-    b.add_thread_root(tr);
-    b.add_root_first(defs.root_first);
-    b.add_root_top(rt);
-    b.add_root_mnt_ns(rm);
-    b.add_root_dev(rd);
-    b.add_root_ino(ri);
-    b.add_root_where(rw);
-    if (defs.thread_hosts) b.add_thread_host(thh);
-    if (defs.file_hosts) b.add_file_host(fh);
-    defs_off = b.Finish();
-  }
-
+  if (!defs.empty()) defs_off = build_defs(fbb);
   flatbuffers::Offset<fb::Chunk> chunk_off;
-  if (chunk_events) {
-    std::vector<flatbuffers::Offset<fb::ThreadEvents>> te;
-    std::vector<std::pair<thread_id, size_t>> order(group_of.begin(), group_of.end());
-    std::sort(order.begin(), order.end());
-    for (const auto& [tid, gi] : order) {
-      const auto& g = groups[gi];
-      std::array<flatbuffers::Offset<flatbuffers::Vector<uint8_t>>, codec::column_count> c;
-      for (int i = 0; i < codec::column_count; ++i)
-        c[i] = fbb.CreateVector(g.data(static_cast<codec::column>(i)));
-      fb::ThreadEventsBuilder b(fbb);
-      b.add_thread(tid);
-      b.add_count(g.count());
-      b.add_first_ts(g.first_ts());
-      b.add_op(c[codec::c_op]);
-      b.add_gap(c[codec::c_gap]);
-      b.add_dur(c[codec::c_dur]);
-      b.add_result(c[codec::c_result]);
-      b.add_fd(c[codec::c_fd]);
-      b.add_fd2(c[codec::c_fd2]);
-      b.add_file(c[codec::c_file]);
-      b.add_file2(c[codec::c_file2]);
-      b.add_path(c[codec::c_path]);
-      b.add_path2(c[codec::c_path2]);
-      b.add_offset(c[codec::c_offset]);
-      b.add_offset2(c[codec::c_offset2]);
-      b.add_size(c[codec::c_size]);
-      b.add_flags(c[codec::c_flags]);
-      b.add_mode(c[codec::c_mode]);
-      b.add_aux(c[codec::c_aux]);
-      b.add_via(c[codec::c_via]);
-      te.push_back(b.Finish());
-    }
-    const auto tv = fbb.CreateVector(te);
-    fb::ChunkBuilder b(fbb);
-    b.add_events(chunk_events);
-    b.add_min_ts(chunk_min_ts);
-    b.add_max_ts(chunk_max_ts);
-    b.add_threads(tv);
-    chunk_off = b.Finish();
-  }
-
+  if (chunk_events) chunk_off = build_chunk(fbb);
   flatbuffers::Offset<fb::Tree> tree_off;
   if (!tree.empty()) tree_off = write_tree(fbb, tree);
-
   flatbuffers::Offset<fb::Counters> counters_off;
   if (!lost.empty() || !nonfile.empty() || incomplete || !clocks.empty() || pauses || paused_ns ||
-      filtered) {
-    std::vector<uint32_t> lc;
-    std::vector<uint64_t> ln, nc;
-    std::vector<uint16_t> no;
-    std::vector<uint8_t> nk;
-    for (const auto& [cpu, n] : lost) {
-      lc.push_back(cpu);
-      ln.push_back(n);
-    }
-    for (const auto& [key, n] : nonfile) {
-      no.push_back(static_cast<uint16_t>(key.first));
-      nk.push_back(static_cast<uint8_t>(key.second));
-      nc.push_back(n);
-    }
-    const auto v_lc = fbb.CreateVector(lc);
-    const auto v_ln = fbb.CreateVector(ln);
-    const auto v_no = fbb.CreateVector(no);
-    const auto v_nk = fbb.CreateVector(nk);
-    const auto v_nc = fbb.CreateVector(nc);
-    const auto v_cl = fbb.CreateVectorOfStructs(clocks);
-    fb::CountersBuilder b(fbb);
-    b.add_lost_cpu(v_lc);
-    b.add_lost_count(v_ln);
-    b.add_nonfile_op(v_no);
-    b.add_nonfile_kind(v_nk);
-    b.add_nonfile_count(v_nc);
-    b.add_incomplete(incomplete);
-    b.add_clocks(v_cl);
-    b.add_pauses(pauses);
-    b.add_paused_ns(paused_ns);
-    b.add_filtered(filtered);
-    counters_off = b.Finish();
-  }
+      filtered)
+    counters_off = build_counters(fbb);
 
   fb::BlockBuilder b(fbb);
   b.add_seq(seq);
@@ -620,19 +644,9 @@ void trace_writer::impl::write_block() {
 void trace_writer::impl::write_footer() {
   flatbuffers::FlatBufferBuilder fbb(4096 + blocks.size() * sizeof(fb::BlockRef));
   std::vector<uint64_t> counts(sum.op_counts.begin(), sum.op_counts.end());
-  std::vector<uint16_t> no;
-  std::vector<uint8_t> nk;
-  std::vector<uint64_t> nc;
-  for (const auto& [key, n] : sum.nonfile) {
-    no.push_back(static_cast<uint16_t>(key.first));
-    nk.push_back(static_cast<uint8_t>(key.second));
-    nc.push_back(n);
-  }
   const auto v_blocks = fbb.CreateVectorOfStructs(blocks);
   const auto v_counts = fbb.CreateVector(counts);
-  const auto v_no = fbb.CreateVector(no);
-  const auto v_nk = fbb.CreateVector(nk);
-  const auto v_nc = fbb.CreateVector(nc);
+  const nonfile_columns v_nonfile(fbb, sum.nonfile);
   fb::FooterBuilder b(fbb);
   b.add_blocks(v_blocks);
   b.add_events(sum.events);
@@ -653,9 +667,9 @@ void trace_writer::impl::write_footer() {
   b.add_tree_symlinks(sum.tree.symlinks);
   b.add_tree_other(sum.tree.other);
   b.add_tree_bytes(sum.tree.bytes);
-  b.add_nonfile_op(v_no);
-  b.add_nonfile_kind(v_nk);
-  b.add_nonfile_count(v_nc);
+  b.add_nonfile_op(v_nonfile.op);
+  b.add_nonfile_kind(v_nonfile.kind);
+  b.add_nonfile_count(v_nonfile.count);
   fbb.Finish(b.Finish(), "FSRF");
   write_frame(container::skippable_frame(container::footer_magic,
                                          {fbb.GetBufferPointer(), fbb.GetSize()}, true));

@@ -5,13 +5,25 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 
 namespace fsrr::lab {
 
-command_result run_command(const std::vector<std::string>& argv) {
+command_result run_command(const std::vector<std::string>& argv, const command_options& o) {
   command_result r;
   int out[2];
-  if (argv.empty() || ::pipe2(out, O_CLOEXEC) != 0) return r;
+  if (argv.empty()) return r;
+  if (!o.keep_output) {
+    out[0] = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    out[1] = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (out[0] < 0 || out[1] < 0) {
+      if (out[0] >= 0) ::close(out[0]);
+      if (out[1] >= 0) ::close(out[1]);
+      return r;
+    }
+  } else if (::pipe2(out, O_CLOEXEC) != 0) {
+    return r;
+  }
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -22,6 +34,7 @@ command_result run_command(const std::vector<std::string>& argv) {
     return r;
   }
   if (pid == 0) {
+    for (const auto& [name, value] : o.env) ::setenv(name.c_str(), value.c_str(), 1);
     ::dup2(out[1], 1);
     ::dup2(out[1], 2);
     const int null = ::open("/dev/null", O_RDONLY);
@@ -31,7 +44,7 @@ command_result run_command(const std::vector<std::string>& argv) {
   }
   ::close(out[1]);
   char buf[4096];
-  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) != 0;) {
+  for (ssize_t n; o.keep_output && (n = ::read(out[0], buf, sizeof buf)) != 0;) {
     if (n < 0) {
       if (errno == EINTR) continue;
       break;

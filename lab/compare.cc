@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "clock.h"
 #include "end_state.h"
 #include "made_fs.h"
 #include "placement.h"
@@ -28,12 +29,6 @@
 
 namespace fsrr::lab {
 namespace {
-
-uint64_t monotonic_ns() {
-  timespec t;
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(t.tv_nsec);
-}
 
 std::string line_of(const std::string& file, const std::string& key) {
   std::ifstream in(file);
@@ -178,10 +173,11 @@ class comparison {
         FSRR_TRY(inside(source->path(), to));
         ro.maps.push_back({from, to});
       }
-      if (reuse) ro.in_place = where_.on_source;
+      replay_setup setup;
+      if (reuse) setup.in_place = where_.on_source;
+      setup.source = &data_;
+      setup.ratios = ratios_;
       ro.data = o_.data;
-      ro.source = &data_;
-      ro.ratios = ratios_;
       ro.timing = o_.timing;
       ro.issue_all = o_.issue_all;
       ro.realtime = o_.realtime;
@@ -189,10 +185,11 @@ class comparison {
       // measured doing. Set-id bits and privileged xattrs stay out (privilege.h).
       ro.privilege.owners = ::geteuid() == 0;
       ro.cancel = o_.cancel;
-      if (o_.drop_caches) ro.between = [&] { timed(cost.drop_ns, drop_caches); };
-      const result<replay_outcome> replayed = run_replay(trace_, ro);
-      if (!replayed) return failure(replayed.error());
-      const replay_outcome& out = *replayed;
+      auto job = replay_job::open(trace_, ro, std::move(setup));
+      if (!job) return failure(job.error());
+      FSRR_TRY(job->prepare());
+      if (o_.drop_caches) timed(cost.drop_ns, drop_caches);
+      const replay_outcome out = job->run();
       FSRR_TRY(check_cancel());
       const replay_stats& s = out.report.replay;
       cost.prepare_ns += out.report.prepare.wall_ns;

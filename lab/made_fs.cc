@@ -18,16 +18,11 @@
 
 #include <fmt/format.h>
 
+#include "clock.h"
 #include "command.h"
 
 namespace fsrr::lab {
 namespace {
-
-uint64_t monotonic_ns() {
-  timespec t;
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(t.tv_nsec);
-}
 
 std::vector<std::string> words(const std::string& s) {
   std::istringstream in(s);

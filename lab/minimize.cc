@@ -2,11 +2,9 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -14,7 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "clock.h"
 #include "closure.h"
+#include "command.h"
 #include "made_fs.h"
 #include "replay.h"
 #include "rewrite.h"
@@ -23,36 +23,13 @@
 namespace fsrr::lab {
 namespace {
 
-uint64_t now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
 // Runs argv with the two variables set, its output discarded; its exit status (128 + signal).
 result<int> run_predicate(const std::vector<std::string>& argv, const std::string& target,
                           const std::string& report) {
-  const pid_t pid = ::fork();
-  if (pid < 0) return failure("fork: {}", std::strerror(errno));
-  if (pid == 0) {
-    ::setenv("FSRR_TARGET", target.c_str(), 1);
-    ::setenv("FSRR_REPORT", report.c_str(), 1);
-    const int null = ::open("/dev/null", O_RDWR);
-    if (null >= 0) {
-      ::dup2(null, 0);
-      ::dup2(null, 1);
-      ::dup2(null, 2);
-    }
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const command_result r = run_command(
+      argv, {.env = {{"FSRR_TARGET", target}, {"FSRR_REPORT", report}}, .keep_output = false});
+  if (r.status < 0) return failure("cannot run {}: {}", argv.front(), std::strerror(errno));
+  return r.status;
 }
 
 class minimizer {
@@ -85,7 +62,7 @@ class minimizer {
   }
 
   result<minimize_result> run() {
-    const uint64_t t0 = now_ns();
+    const uint64_t t0 = monotonic_ns();
     minimize_result r;
     r.events_before = events_.size();
     r.tree_before = in_.tree().size();
@@ -136,7 +113,7 @@ class minimizer {
     result<trace_reader> written = trace_reader::open(o_.out);
     if (!written) return failure(written.error());
     r.tree_after = written->tree().size();
-    r.wall_ns = now_ns() - t0;
+    r.wall_ns = monotonic_ns() - t0;
     return r;
   }
 

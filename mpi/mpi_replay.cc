@@ -232,16 +232,92 @@ int usable_cpus() {
   return ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
 }
 
-// The job on one rank, between MPI_Init and the end: its exit status.
-int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay_options options,
-        const std::string& report, peer_watch& watch) {
-  auto say_failed = [&](const failed& f) {
-    if (rank == 0) {
-      std::fflush(stdout);
-      fmt::print(stderr, "fsrr: rank {}: {}\n", f.rank, f.why);
+// A rank's backend: it issues its share of the threads, settles the others' ops as their ranks
+// report them (rank_link), and starts at the instant all the ranks start at.
+class rank_backend final : public replay_backend {
+ public:
+  rank_backend(replay_peers& peers, std::function<uint64_t()> start_at, long ranks_here)
+      : peers_(peers), start_at_(std::move(start_at)), ranks_here_(ranks_here) {}
+  replay_stats run(trace_reader& trace, const target_root& target, const data_source& data,
+                   engine_options options) override {
+    options.peers = &peers_;
+    options.start_at = start_at_;
+    // Ranks outnumber the CPUs here: one spinning for the start keeps the others from it.
+    if (ranks_here_ > ::sysconf(_SC_NPROCESSORS_ONLN)) options.start_spin_ns = 0;
+    // A rank's threads would take CPUs another rank's threads here spin on for free ones.
+    options.spread = ranks_here_ == 1;
+    return replay_events(trace, target, data, options);
+  }
+  void run_nothing() override { start_at_(); }
+
+ private:
+  replay_peers& peers_;
+  std::function<uint64_t()> start_at_;
+  long ranks_here_;
+};
+
+// A failure all the ranks know of: rank 0 names it, the others end without a word.
+tl::unexpected<error> ranks_failed(int rank, const failed& f) {
+  return rank == 0 ? failure("rank {}: {}", f.rank, f.why) : told_elsewhere();
+}
+
+// Rank 0's report from every rank's results: a row each, their stats merged, the start skew,
+// and the first failure, if any.
+std::optional<failed> merge_ranks(const std::vector<std::vector<uint8_t>>& all,
+                                  replay_report& rep, bool strict) {
+  std::optional<failed> first_failure;
+  const flow_stats flow = rep.replay.flow;  // every rank models the whole data flow
+  replay_stats total;
+  total.timed = rep.replay.timed;
+  uint64_t first_start = UINT64_MAX, last_start = 0;
+  for (const auto& bytes : all) {
+    auto r = from_wire(bytes);
+    if (!r) {
+      first_failure = failed{0, r.error().message};
+      continue;
     }
-    return 1;
-  };
+    replay_stats& s = r->stats;
+    if (!s.stopped.empty() && !first_failure) first_failure = failed{r->rank, s.stopped};
+    rank_report row;
+    row.rank = r->rank;
+    row.host = r->host;
+    row.idle = r->idle;
+    row.events = s.events;
+    row.threads = s.threads;
+    row.wall_ns = s.wall_ns;
+    row.clock_offset_ns = r->clock_offset_ns;
+    row.lateness = s.lateness;
+    row.remote_waits = s.remote_waits;
+    row.recorded_hosts = r->recorded_hosts;
+    rep.ranks.push_back(row);
+    // The start instants as measured, on rank 0's clock.
+    if (s.started_ns) {
+      const auto at =
+          static_cast<uint64_t>(static_cast<int64_t>(s.started_ns) - r->clock_offset_ns);
+      first_start = std::min(first_start, at);
+      last_start = std::max(last_start, at);
+    }
+    const uint64_t wall = s.wall_ns;
+    s.stopped.clear();
+    total.merge(s, strict ? 1 : 10);
+    total.threads += s.threads;
+    total.wall_ns = std::max(total.wall_ns, wall);
+  }
+  total.flow = flow;
+  total.stopped = first_failure
+                      ? fmt::format("rank {}: {}", first_failure->rank, first_failure->why)
+                      : std::string();
+  rep.start_skew_ns =
+      first_start <= last_start ? static_cast<int64_t>(last_start - first_start) : 0;
+  rep.replay = std::move(total);
+  return first_failure;
+}
+
+// The job on one rank, between MPI_Init and the end: its exit status, or the failure that
+// ended all the ranks.
+result<int> job(MPI_Comm comm, int rank, int size, const std::string& trace_path,
+                replay_options options, const std::string& report, peer_watch& watch) {
+  auto say_failed = [&](const failed& f) { return ranks_failed(rank, f); };
   // Every rank reads the trace and works out the plan; a trace one rank cannot read stops all.
   std::optional<trace_reader> trace;
   std::optional<rank_plan> plan;
@@ -278,32 +354,16 @@ int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay
   rank_link link(comm, rank, *plan, trace->thread_count());
   int64_t offset = 0;
   options.progress = false;  // N progress lines on one terminal help nobody
-  options.tree_prepared = rank != 0;
-  options.peers = &link;
-  // The tree is one shared namespace: rank 0 alone builds it, the others wait here until it is
-  // whole (each building it, or a share of it, would race over the same names and directories).
-  bool agreed = false;
-  options.after_prepare = [&]() -> result<void> {
-    agreed = true;
-    if (auto f = agree(comm, rank, {})) return failure("rank {}: {}", f->rank, f->why);
-    watch.phase("during the replay");
-    return {};
-  };
-  options.start_at = [&] { return common_start(comm, rank, size, offset); };
-  if (watch.ranks_here() > ::sysconf(_SC_NPROCESSORS_ONLN)) options.start_spin_ns = 0;
-  // A rank's threads would take CPUs another rank's threads here spin on for free ones.
-  options.spread = watch.ranks_here() == 1;
-  auto outcome = run_replay(*trace, options);
-  if (!outcome) {
-    // Failed before the tree was whole: the ranks agree on who failed first (the others wait
-    // in after_prepare's agreement). Or that agreement said a rank failed: "rank N: cause".
-    if (!agreed) return say_failed(*agree(comm, rank, tl::unexpected(outcome.error())));
-    if (rank == 0) {
-      std::fflush(stdout);
-      fmt::print(stderr, "fsrr: {}\n", outcome.error().message);
-    }
-    return 1;
-  }
+  // The tree is one shared namespace: rank 0 alone builds it, the others wait until it is
+  // whole (each building it, or a share of it, would race over the same names and
+  // directories); a rank that cannot open the target or build the tree stops all.
+  auto opened = replay_job::open(*trace, options, {.tree_elsewhere = rank != 0});
+  step = opened ? (rank == 0 ? opened->prepare() : result<void>{}) : failure(opened.error());
+  if (auto f = agree(comm, rank, step)) return say_failed(*f);
+  watch.phase("during the replay");
+  rank_backend backend(link, [&] { return common_start(comm, rank, size, offset); },
+                       watch.ranks_here());
+  replay_outcome outcome = opened->run(backend);
   watch.phase("after the replay");
 
   rank_result me;
@@ -312,89 +372,49 @@ int job(MPI_Comm comm, int rank, int size, const std::string& trace_path, replay
   me.idle = idle;
   me.clock_offset_ns = offset;
   me.recorded_hosts = mine.hosts;
-  me.stats = outcome->report.replay;
+  me.stats = outcome.report.replay;
   me.stats.first_mismatches.resize(std::min<size_t>(me.stats.first_mismatches.size(), 10));
   // What stopped this rank, if it stopped on its own: rank 0 names the first such.
   std::string own = link.own_stop();
-  if (own.empty() && outcome->report.prepare.errors)
-    own = fmt::format("prepare: {} errors", outcome->report.prepare.errors);
+  if (own.empty() && outcome.report.prepare.errors)
+    own = fmt::format("prepare: {} errors", outcome.report.prepare.errors);
   me.stats.stopped = own;
   const auto all = gather(comm, rank, size, to_wire(me));
   int status = 0;
+  std::optional<failed> first_failure;
   if (rank == 0) {
-    replay_outcome& out = *outcome;
+    replay_outcome& out = outcome;
     replay_report& rep = out.report;
     rep.trace = trace_path;
-    const flow_stats flow = rep.replay.flow;  // every rank models the whole data flow
-    replay_stats total;
-    total.timed = rep.replay.timed;
-    std::optional<failed> first_failure;
-    uint64_t first_start = UINT64_MAX, last_start = 0;
-    for (const auto& bytes : all) {
-      auto r = from_wire(bytes);
-      if (!r) {
-        first_failure = failed{0, r.error().message};
-        continue;
-      }
-      replay_stats& s = r->stats;
-      if (!s.stopped.empty() && !first_failure) first_failure = failed{r->rank, s.stopped};
-      rank_report row;
-      row.rank = r->rank;
-      row.host = r->host;
-      row.idle = r->idle;
-      row.events = s.events;
-      row.threads = s.threads;
-      row.wall_ns = s.wall_ns;
-      row.clock_offset_ns = r->clock_offset_ns;
-      row.lateness = s.lateness;
-      row.remote_waits = s.remote_waits;
-      row.recorded_hosts = r->recorded_hosts;
-      rep.ranks.push_back(row);
-      // The start instants as measured, on rank 0's clock.
-      if (s.started_ns) {
-        const auto at =
-            static_cast<uint64_t>(static_cast<int64_t>(s.started_ns) - r->clock_offset_ns);
-        first_start = std::min(first_start, at);
-        last_start = std::max(last_start, at);
-      }
-      const uint64_t wall = s.wall_ns;
-      s.stopped.clear();
-      total.merge(s, options.strict ? 1 : 10);
-      total.threads += s.threads;
-      total.wall_ns = std::max(total.wall_ns, wall);
-    }
-    total.flow = flow;
-    total.stopped = first_failure
-                        ? fmt::format("rank {}: {}", first_failure->rank, first_failure->why)
-                        : std::string();
-    rep.start_skew_ns =
-        first_start <= last_start ? static_cast<int64_t>(last_start - first_start) : 0;
-    rep.replay = std::move(total);
+    first_failure = merge_ranks(all, rep, options.strict);
     fmt::print("{}", format_outcome(out));
     std::fflush(stdout);
     if (!report.empty())
       if (auto w = write_report_json(rep, report); !w) {
-        fmt::print(stderr, "fsrr: rank 0: {}\n", w.error().message);
-        status = 1;
+        if (first_failure) {  // both said: the report's line first
+          std::fflush(stdout);
+          fmt::print(stderr, "fsrr: rank 0: {}\n", w.error().message);
+        } else {
+          first_failure = failed{0, w.error().message};
+        }
       }
-    if (first_failure) {
-      fmt::print(stderr, "fsrr: rank {}: {}\n", first_failure->rank, first_failure->why);
-      status = 1;
-    }
+    status = first_failure ? 1 : 0;
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-  return status;
+  if (!status) return 0;
+  return rank == 0 ? failure("rank {}: {}", first_failure->rank, first_failure->why)
+                   : told_elsewhere();
 }
 
 }  // namespace
 
-int replay(const std::string& trace_path, replay_options options, const std::string& report) {
+result<int> replay(const std::string& trace_path, replay_options options,
+                   const std::string& report) {
   int provided = 0;
   // The link thread makes the only MPI calls while the replay runs, the calling thread the
   // others: serialized would do, multiple is asked for so that no library lock is skipped.
   if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
-    fmt::print(stderr, "fsrr: MPI_Init failed: run under mpirun\n");
-    return 1;
+    return failure("MPI_Init failed: run under mpirun");
   }
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
@@ -403,19 +423,17 @@ int replay(const std::string& trace_path, replay_options options, const std::str
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   if (provided < MPI_THREAD_SERIALIZED) {
-    if (rank == 0)
-      fmt::print(stderr,
-                 "fsrr: rank 0: this MPI library gives no thread support (needs "
-                 "MPI_THREAD_SERIALIZED)\n");
     MPI_Finalize();
-    return 1;
+    if (rank != 0) return told_elsewhere();
+    return failure("rank 0: this MPI library gives no thread support (needs "
+                   "MPI_THREAD_SERIALIZED)");
   }
   peer me;
   std::snprintf(me.host, sizeof me.host, "%s", host_name().c_str());
   me.pid = static_cast<int32_t>(::getpid());
   std::vector<peer> peers(static_cast<size_t>(size));
   MPI_Allgather(&me, sizeof me, MPI_BYTE, peers.data(), sizeof me, MPI_BYTE, comm);
-  int status = 1;
+  result<int> status = 1;
   {
     peer_watch watch(comm, rank, peers);
     try {

@@ -12,8 +12,9 @@
 namespace fsrr::mpi {
 
 // Runs the whole job on this rank (MPI_Init to MPI_Finalize) and returns its exit status.
-// Rank 0 prints the summary, writes `report` (if not empty) and, when a rank failed, the one
-// line `fsrr: rank N: cause` on stderr; every rank then exits non-zero.
-int replay(const std::string& trace_path, replay_options options, const std::string& report);
+// Rank 0 prints the summary and writes `report` (if not empty). When a rank failed, every rank
+// fails: rank 0 with "rank N: cause", the others with told_elsewhere() (result.h).
+result<int> replay(const std::string& trace_path, replay_options options,
+                   const std::string& report);
 
 }  // namespace fsrr::mpi

@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "fd_map.h"
-#include "ordering.h"
+#include "order_keys.h"
 
 namespace fsrr::mpi {
 namespace {
@@ -61,7 +61,106 @@ std::vector<thread_info> threads_of(trace_reader& r) {
   return v;
 }
 
+// Pass 1: events per thread; processes that share an open file description joined.
+result<std::vector<uint64_t>> join_sharers(trace_reader& trace,
+                                           const std::vector<thread_info>& threads,
+                                           const std::vector<uint32_t>& process_of,
+                                           process_groups& groups) {
+  std::vector<uint64_t> thread_events(threads.size(), 0);
+  fd_map fds(threads);
+  std::vector<uint32_t> opened_by;  // by handle: the process that opened it
+  fd_effect fx;
+  event e;
+  auto events = trace.events();
+  while (events.next(e)) {
+    if (info(e.kind).cls == op_class::stream || e.thread == no_id || e.thread >= threads.size())
+      continue;
+    ++thread_events[e.thread];
+    fds.apply(e, fx);
+    if (opened_by.size() < fds.handle_capacity()) opened_by.resize(fds.handle_capacity(), 0);
+    const uint32_t p = process_of[e.thread];
+    auto use = [&](handle_id h) {
+      if (h != no_handle && h < opened_by.size()) groups.join(p, opened_by[h]);
+    };
+    if (fx.opened)
+      opened_by[fx.h1] = p;
+    else
+      use(fx.h1);
+    use(fx.h2);
+    for (const handle_id h : fx.released) {
+      use(h);
+      fds.recycle(h);  // no replay fd behind it here: free at once
+    }
+  }
+  FSRR_TRY(events.status());
+  return thread_events;
+}
+
+// Each host's first rank and its count: with fewer ranks than hosts, whole hosts balanced over
+// the ranks; with more, each host gets ranks in proportion to its events (the largest quotient
+// next).
+std::vector<std::pair<int, int>> ranks_of_hosts(const std::vector<unit>& hosts, int ranks) {
+  std::vector<std::pair<int, int>> host_ranks(hosts.size());
+  if (static_cast<size_t>(ranks) <= hosts.size()) {
+    const std::vector<int> to = balance(hosts, 0, ranks);
+    for (size_t h = 0; h < hosts.size(); ++h) host_ranks[h] = {to[h], 1};
+    return host_ranks;
+  }
+  std::vector<int> count(hosts.size(), 1);
+  for (int left = ranks - static_cast<int>(hosts.size()); left > 0; --left) {
+    size_t best = 0;
+    for (size_t h = 1; h < hosts.size(); ++h)  // events / ranks, compared without division
+      if (hosts[h].events * static_cast<uint64_t>(count[best]) >
+          hosts[best].events * static_cast<uint64_t>(count[h]))
+        best = h;
+    ++count[best];
+  }
+  int next = 0;
+  for (size_t h = 0; h < hosts.size(); ++h) {
+    host_ranks[h] = {next, count[h]};
+    next += count[h];
+  }
+  return host_ranks;
+}
+
 }  // namespace
+
+// Pass 2: which ranks touch each file and path, with the keys the engine orders ops by
+// (replayer/engine.cc's order_keys), or more: a rank that touches a key learns of every op on it
+// that other ranks issue.
+result<void> rank_plan::mark_keys(trace_reader& trace, const std::vector<thread_info>& threads) {
+  file_ranks_.assign(trace.file_count() + 1, 0);
+  path_ranks_.assign(trace.path_count() + 1, 0);
+  fd_map fds(threads);
+  fd_effect fx;
+  event e;
+  auto events = trace.events();
+  const size_t paths = trace.path_count();
+  while (events.next(e)) {
+    if (info(e.kind).cls == op_class::stream || e.thread == no_id || e.thread >= threads.size())
+      continue;
+    fds.apply(e, fx);
+    const uint64_t bit = uint64_t{1} << (rank_of_[e.thread] % 64);
+    auto file = [&](file_id f) {
+      if (f < file_ranks_.size()) file_ranks_[f] |= bit;
+    };
+    auto path = [&](path_id p, bool with_parent) {
+      if (p == no_id || p > paths || p >= path_ranks_.size()) return;
+      path_ranks_[p] |= bit;
+      if (!with_parent) return;
+      const path_id up = trace.path(p).parent;
+      if (up < path_ranks_.size()) path_ranks_[up] |= bit;
+    };
+    file(e.file);
+    file(e.file2);
+    if (has(e.kind, F_PATH)) path(e.path, true);
+    if (has(e.kind, F_PATH2)) path(e.path2, true);
+    if (info(e.kind).cls == op_class::dir && fx.h1) path(fds.handle(fx.h1).path, false);
+    for (const handle_id r : fx.released) fds.recycle(r);
+  }
+  if (auto s = events.status(); !s) return tl::unexpected(s.error());
+  return {};
+}
 
 result<rank_plan> rank_plan::make(trace_reader& trace, int ranks) {
   if (ranks < 1) return failure("{} ranks: at least one is needed", ranks);
@@ -82,36 +181,8 @@ result<rank_plan> rank_plan::make(trace_reader& trace, int ranks) {
     process_of[t] = it->second;
   }
 
-  // Pass 1: events per thread; processes that share an open file description joined.
-  std::vector<uint64_t> thread_events(threads.size(), 0);
-  {
-    fd_map fds(threads);
-    std::vector<uint32_t> opened_by;  // by handle: the process that opened it
-    fd_effect fx;
-    event e;
-    auto events = trace.events();
-    while (events.next(e)) {
-      if (info(e.kind).cls == op_class::stream || e.thread == no_id || e.thread >= threads.size())
-        continue;
-      ++thread_events[e.thread];
-      fds.apply(e, fx);
-      if (opened_by.size() < fds.handle_capacity()) opened_by.resize(fds.handle_capacity(), 0);
-      const uint32_t p = process_of[e.thread];
-      auto use = [&](handle_id h) {
-        if (h != no_handle && h < opened_by.size()) groups.join(p, opened_by[h]);
-      };
-      if (fx.opened)
-        opened_by[fx.h1] = p;
-      else
-        use(fx.h1);
-      use(fx.h2);
-      for (const handle_id h : fx.released) {
-        use(h);
-        fds.recycle(h);  // no replay fd behind it here: free at once
-      }
-    }
-    if (auto s = events.status(); !s) return tl::unexpected(s.error());
-  }
+  auto thread_events = join_sharers(trace, threads, process_of, groups);
+  if (!thread_events) return tl::unexpected(thread_events.error());
 
   // Groups, with their events, by host.
   std::map<uint16_t, std::vector<unit>> by_host;
@@ -125,7 +196,7 @@ result<rank_plan> rank_plan::make(trace_reader& trace, int ranks) {
       v.push_back({0, t, {}});
     }
     unit& u = by_host[it->second.first][it->second.second];
-    u.events += thread_events[t];
+    u.events += (*thread_events)[t];
     u.members.push_back(t);
   }
 
@@ -143,26 +214,7 @@ result<rank_plan> rank_plan::make(trace_reader& trace, int ranks) {
     hosts.push_back(whole);
     host_ids.push_back(h);
   }
-  std::vector<std::pair<int, int>> host_ranks(hosts.size());  // first rank, count
-  if (static_cast<size_t>(ranks) <= hosts.size()) {
-    const std::vector<int> to = balance(hosts, 0, ranks);
-    for (size_t h = 0; h < hosts.size(); ++h) host_ranks[h] = {to[h], 1};
-  } else {
-    std::vector<int> count(hosts.size(), 1);
-    for (int left = ranks - static_cast<int>(hosts.size()); left > 0; --left) {
-      size_t best = 0;
-      for (size_t h = 1; h < hosts.size(); ++h)  // events / ranks, compared without division
-        if (hosts[h].events * static_cast<uint64_t>(count[best]) >
-            hosts[best].events * static_cast<uint64_t>(count[h]))
-          best = h;
-      ++count[best];
-    }
-    int next = 0;
-    for (size_t h = 0; h < hosts.size(); ++h) {
-      host_ranks[h] = {next, count[h]};
-      next += count[h];
-    }
-  }
+  const std::vector<std::pair<int, int>> host_ranks = ranks_of_hosts(hosts, ranks);
   size_t h = 0;
   for (const auto& [host, units] : by_host) {
     const auto [first, count] = host_ranks[h++];
@@ -185,41 +237,7 @@ result<rank_plan> rank_plan::make(trace_reader& trace, int ranks) {
     }
   }
 
-  // Pass 2: which ranks touch each file and path, with the keys the engine orders ops by
-  // (replayer/engine.cc's order_keys), or more: a rank that touches a key learns of every op
-  // on it that other ranks issue.
-  plan.file_ranks_.assign(trace.file_count() + 1, 0);
-  plan.path_ranks_.assign(trace.path_count() + 1, 0);
-  {
-    fd_map fds(threads);
-    fd_effect fx;
-    event e;
-    auto events = trace.events();
-    const size_t paths = trace.path_count();
-    while (events.next(e)) {
-      if (info(e.kind).cls == op_class::stream || e.thread == no_id || e.thread >= threads.size())
-        continue;
-      fds.apply(e, fx);
-      const uint64_t bit = uint64_t{1} << (plan.rank_of_[e.thread] % 64);
-      auto file = [&](file_id f) {
-        if (f < plan.file_ranks_.size()) plan.file_ranks_[f] |= bit;
-      };
-      auto path = [&](path_id p, bool with_parent) {
-        if (p == no_id || p > paths || p >= plan.path_ranks_.size()) return;
-        plan.path_ranks_[p] |= bit;
-        if (!with_parent) return;
-        const path_id up = trace.path(p).parent;
-        if (up < plan.path_ranks_.size()) plan.path_ranks_[up] |= bit;
-      };
-      file(e.file);
-      file(e.file2);
-      if (has(e.kind, F_PATH)) path(e.path, true);
-      if (has(e.kind, F_PATH2)) path(e.path2, true);
-      if (info(e.kind).cls == op_class::dir && fx.h1) path(fds.handle(fx.h1).path, false);
-      for (const handle_id r : fx.released) fds.recycle(r);
-    }
-    if (auto s = events.status(); !s) return tl::unexpected(s.error());
-  }
+  FSRR_TRY(plan.mark_keys(trace, threads));
   return plan;
 }
 

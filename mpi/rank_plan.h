@@ -54,6 +54,7 @@ class rank_plan {
   uint64_t path_ranks(path_id p) const { return p < path_ranks_.size() ? path_ranks_[p] : 0; }
 
  private:
+  result<void> mark_keys(trace_reader& trace, const std::vector<thread_info>& threads);
   uint64_t ranks_of_key(uint64_t key) const;
   std::vector<int32_t> rank_of_;  // by thread id
   std::vector<rank_share> shares_;

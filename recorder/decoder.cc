@@ -290,12 +290,9 @@ void decoder::on_fork(std::span<const uint8_t> record) {
 }
 
 void decoder::on_exec(std::span<const uint8_t> record) {
-  const auto* h = header_as<fsrr_exec>(record);
   record_items it;
-  if (!h || !parse_items(record, sizeof *h, it)) {
-    ++stats_.malformed;
-    return;
-  }
+  const auto* h = parsed<fsrr_exec>(record, it);
+  if (!h) return;
   const auto tid = static_cast<int32_t>(h->h.tid);
   const auto old = static_cast<int32_t>(h->old_tid);
   if (old != tid) {  // a non-leader thread exec'd and took over the process's pid
@@ -337,24 +334,18 @@ void decoder::on_exit(std::span<const uint8_t> record) {
 }
 
 void decoder::on_cwd(std::span<const uint8_t> record) {
-  const auto* h = header_as<fsrr_cwd>(record);
   record_items it;
-  if (!h || !parse_items(record, sizeof *h, it)) {
-    ++stats_.malformed;
-    return;
-  }
+  const auto* h = parsed<fsrr_cwd>(record, it);
+  if (!h) return;
   if (const path_id p = walk_path(task_of(static_cast<int32_t>(h->h.tid)), it.walk[0]); p != no_id)
     fds_.set_cwd(h->fs, p);
 }
 
 // An fd met for the first time: inherited, opened before recording, or passed in.
 void decoder::on_fd(std::span<const uint8_t> record) {
-  const auto* h = header_as<fsrr_fd>(record);
   record_items it;
-  if (!h || !parse_items(record, sizeof *h, it) || !it.file[0]) {
-    ++stats_.malformed;
-    return;
-  }
+  const auto* h = parsed<fsrr_fd>(record, it, true);
+  if (!h) return;
   const fsrr_file& f = *it.file[0];
   const auto tid = static_cast<int32_t>(h->h.tid);
   task& t = task_of(tid, static_cast<int32_t>(h->pid), h->files);

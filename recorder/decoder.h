@@ -136,6 +136,8 @@ class decoder {
   void decode_aio_submit(syscall_ctx& c);
   void decode_aio_events(syscall_ctx& c);
   void decode_other(syscall_ctx& c);
+  void xattr_fields(syscall_ctx& c);
+  void found_by_other(syscall_ctx& c, bool path_op);
   // Fills fd, file (and the fd's path) from fd slot `slot`; false, with the op counted as
   // a non-file op, if the fd is a pipe, socket, tty or the like.
   bool fd_op(syscall_ctx& c, int slot, int64_t fd);
@@ -204,6 +206,15 @@ class decoder {
   std::function<void()> kept_replaced_;
   // Paths a stat or open showed to be device nodes, or opens to be shared-memory objects.
   std::unordered_set<path_id> not_storage_;
+  // The record's header, its items parsed into `it`; nullptr, counted malformed, for a record
+  // too short, with items that do not parse, or (needs_file) without a file item.
+  template <class H>
+  const H* parsed(std::span<const uint8_t> record, record_items& it, bool needs_file = false) {
+    const auto* h = header_as<H>(record);
+    if (h && parse_items(record, sizeof *h, it) && (!needs_file || it.file[0])) return h;
+    ++stats_.malformed;
+    return nullptr;
+  }
   decoder_stats stats_;
   std::unordered_map<int32_t, task> tasks_;
   inode_table inodes_;

@@ -77,7 +77,7 @@ void drain::watch() {
     if (::poll(&stop, 1, wait_ms) != 0) return;
     if (!decoder_.idle()) continue;
     if (behind_.load(std::memory_order_relaxed) ||
-        clock_ns() - decoder_.last_beat() > idle_decoder_max_lag_ns)
+        monotonic_ns() - decoder_.last_beat() > idle_decoder_max_lag_ns)
       decoder_.raise();
   }
 }
@@ -146,7 +146,7 @@ void drain::last_passes() {
 }
 
 void drain::decoder_beat() {
-  decoder_.beat(clock_ns());
+  decoder_.beat(monotonic_ns());
   if (!decoder_.idle() && !stopping_.load() && !behind_.load(std::memory_order_relaxed))
     decoder_.enter();
 }
@@ -166,7 +166,7 @@ void drain::note_lag() {
   }
   if (const uint64_t h = in_hand_since_.load(std::memory_order_relaxed))
     oldest = std::min(oldest, h);
-  const uint64_t now = clock_ns();
+  const uint64_t now = monotonic_ns();
   const bool behind = oldest != UINT64_MAX && now - oldest > idle_decoder_max_lag_ns;
   behind_.store(behind, std::memory_order_relaxed);
   if (behind) decoder_.raise();
@@ -205,7 +205,7 @@ bool drain::keep(std::span<const uint8_t> record) {
     }
     filling_.used = 0;
     filling_.records = 0;
-    filling_.since = clock_ns();
+    filling_.since = monotonic_ns();
   }
   auto* at = reinterpret_cast<uint8_t*>(filling_.words.get()) + filling_.used;
   const uint64_t len = record.size();

@@ -123,12 +123,9 @@ decoder::fd_ref decoder::bind_engine_fd(task& t, int32_t tid, uint64_t files, in
 // through an fd the trace gives the file in the faulting thread's table.
 void decoder::on_mmap_write(std::span<const uint8_t> record) {
   constexpr uint64_t page = 4096;
-  const auto* h = header_as<fsrr_mmap_write>(record);
   record_items it;
-  if (!h || !parse_items(record, sizeof *h, it) || !it.file[0]) {
-    ++stats_.malformed;
-    return;
-  }
+  const auto* h = parsed<fsrr_mmap_write>(record, it, true);
+  if (!h) return;
   const fsrr_file& f = *it.file[0];
   const auto tid = static_cast<int32_t>(h->h.tid);
   task& t = task_of(tid);
@@ -175,12 +172,9 @@ uint32_t decoder::queue_number(uint64_t queue) {
 }
 
 void decoder::on_uring(std::span<const uint8_t> record) {
-  const auto* h = header_as<fsrr_uring>(record);
   record_items it;
-  if (!h || !parse_items(record, sizeof *h, it)) {
-    ++stats_.malformed;
-    return;
-  }
+  const auto* h = parsed<fsrr_uring>(record, it);
+  if (!h) return;
   const fsrr_uring_sub& sub = h->sub;
   if (names_files(sub.opcode)) {
     if (decode_uring_name(*h, it)) return;
@@ -301,12 +295,9 @@ void decoder::on_uring(std::span<const uint8_t> record) {
 }
 
 void decoder::on_uring_names(std::span<const uint8_t> record) {
-  const auto* h = header_as<fsrr_uring_names>(record);
   record_items it;
-  if (!h || !parse_items(record, sizeof *h, it)) {
-    ++stats_.malformed;
-    return;
-  }
+  const auto* h = parsed<fsrr_uring_names>(record, it);
+  if (!h) return;
   // Requests whose completion never came (a ring torn down) must not pile up.
   if (uring_names_.size() >= 65536) uring_names_.clear();
   uring_names& n = uring_names_[{h->ring, h->h.ts}];

@@ -81,13 +81,13 @@ void pause_keeper::after_pass(uint64_t pending) {
   std::lock_guard lock(mu_);
   const uint64_t added = added_();  // read before the scan: what is added after, it may miss
   if (added == added_when_empty_ && !maybe_full_) return;  // nobody was stopped since
-  maybe_full_ = resume_locked(clock_ns(), pending < resume_below_);
+  maybe_full_ = resume_locked(monotonic_ns(), pending < resume_below_);
   if (!maybe_full_) added_when_empty_ = added;
 }
 
 void pause_keeper::resume_all() {
   std::lock_guard lock(mu_);
-  resume_locked(clock_ns(), true);
+  resume_locked(monotonic_ns(), true);
 }
 
 // Each entry is deleted before its SIGCONT: a program that stops the process again meanwhile

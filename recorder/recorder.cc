@@ -272,7 +272,7 @@ class recording {
     for (pid_t p : o_.pids)  // threads started between the listing and the attach
       FSRR_TRY(trace_threads_of(p));
     if (cmd_) FSRR_TRY(cmd_->release());
-    start_ = clock_ns();
+    start_ = monotonic_ns();
     // --duration counts from the trace's time 0, so that `info` shows at most that duration
     if (o_.duration_ns) cut_at_ = base_ + o_.duration_ns;
     if (o_.max_bytes && !cut_at_) cut_at_ = UINT64_MAX;
@@ -300,7 +300,7 @@ class recording {
       ::epoll_wait(ep.fds[0], evs, 4, poll_ms);
       decode();
       peak_tracked_ = std::max<uint64_t>(peak_tracked_, dec_.tracked());
-      const uint64_t now = clock_ns();
+      const uint64_t now = monotonic_ns();
       writer_.flush_if_due(dec_.trace_time(now));  // a killed recorder loses at most ~1 s
       if (!writer_.status()) return;               // a write refused (ENOSPC): stop() reports it
       if (now >= next_clock) {
@@ -367,7 +367,7 @@ class recording {
     wind_down(true);
     decode();
     dec_.finish();
-    const uint64_t end = clock_ns();
+    const uint64_t end = monotonic_ns();
     const auto lost = bpf_->counter(FSRR_C_LOST);
     const auto nostate = bpf_->counter(FSRR_C_NOSTATE);  // tasks we could not follow
     for (size_t cpu = 0; cpu < lost.size(); ++cpu)

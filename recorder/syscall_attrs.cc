@@ -6,6 +6,88 @@ namespace fsrr::recorder {
 
 // Everything else: one fd, or one path (which may stand for an fd: AT_EMPTY_PATH), plus
 // op-specific fields.
+// The fields of the xattr and file attribute calls.
+void decoder::xattr_fields(syscall_ctx& c) {
+  event& e = c.e;
+  const auto& a = c.h.args;
+  auto name = [&] { return c.it.str[2] ? name_id(*c.it.str[2]) : no_id; };
+  switch (e.kind) {
+    case op::setxattr:
+    case op::lsetxattr:
+    case op::fsetxattr:
+      e.aux = name(), e.size = a[3], e.flags = static_cast<uint32_t>(a[4]);
+      if (const auto& acl = c.it.u64[1]) e.mode = acl_mode_present | static_cast<uint32_t>(*acl);
+      break;
+    case op::getxattr:
+    case op::lgetxattr:
+    case op::fgetxattr:
+      e.aux = name(), e.size = a[3];
+      break;
+    case op::listxattr:
+    case op::llistxattr:
+    case op::flistxattr:
+      e.size = a[2];
+      break;
+    case op::removexattr:
+    case op::lremovexattr:
+    case op::fremovexattr:
+      e.aux = name();
+      break;
+    case op::setxattrat:
+    case op::getxattrat: {
+      e.aux = name(), e.flags = static_cast<uint32_t>(a[2]);
+      nr::xattr_args x;
+      if (user_as(c.it.user, x)) e.size = x.size, e.flags |= x.flags;
+      if (const auto& acl = c.it.u64[1]) e.mode = acl_mode_present | static_cast<uint32_t>(*acl);
+      break;
+    }
+    case op::listxattrat:
+      e.flags = static_cast<uint32_t>(a[2]), e.size = a[4];
+      break;
+    case op::removexattrat:
+      e.aux = name(), e.flags = static_cast<uint32_t>(a[2]);
+      break;
+    case op::file_getattr:
+    case op::file_setattr: {
+      e.size = a[3], e.flags = static_cast<uint32_t>(a[4]);
+      uint64_t xflags;  // the first field of struct file_attr
+      if (e.kind == op::file_setattr && user_as(c.it.user, xflags)) e.aux = xflags;
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// What the call tells of the initial tree: an xattr absent, a path that existed, a link's
+// target, a directory where readlink found no link.
+void decoder::found_by_other(syscall_ctx& c, bool path_op) {
+  event& e = c.e;
+  const bool ok = e.result >= 0;
+  const bool xattr_name_op =
+      info(e.kind).cls == op_class::xattr && e.aux != no_id && e.aux != 0 &&
+      e.kind != op::listxattr && e.kind != op::llistxattr && e.kind != op::flistxattr &&
+      e.kind != op::listxattrat;
+  if (xattr_name_op) {
+    const op k = e.kind;
+    const bool set = k == op::setxattr || k == op::lsetxattr || k == op::fsetxattr ||
+                     k == op::setxattrat;
+    if ((set && ok) || (!set && e.result == -ENODATA))
+      tree_.xattr_absent(e.path != no_id ? e.path : c.fd_path, static_cast<string_id>(e.aux));
+  }
+  if (path_op) {
+    if (const held_file h = held(e.path); h.id != no_id) e.file = h.id;
+    if (ok) tree_.existed(e.path);
+    if (ok && (e.kind == op::readlink || e.kind == op::readlinkat) &&
+        c.it.user.size() == static_cast<size_t>(e.result))  // else cut at FSRR_USER_MAX
+      tree_.link_read(e.path, {reinterpret_cast<const char*>(c.it.user.data()), c.it.user.size()});
+    // readlink's EINVAL: something that is not a symlink is there, most often a directory of
+    // a realpath walk: looked at a second later, when its children are known.
+    if (e.result == -EINVAL && (e.kind == op::readlink || e.kind == op::readlinkat))
+      tree_.probably_dir(e.path, e.ts);
+  }
+}
+
 void decoder::decode_other(syscall_ctx& c) {
   event& e = c.e;
   const auto& a = c.h.args;
@@ -21,7 +103,6 @@ void decoder::decode_other(syscall_ctx& c) {
   }
   const bool path_op = !by_fd && !fd_for_path;
   const bool ok = e.result >= 0;
-  auto name = [&] { return c.it.str[2] ? name_id(*c.it.str[2]) : no_id; };
   auto owner = [&](int i) { return a[i] << 32 | static_cast<uint32_t>(a[i + 1]); };
   switch (e.kind) {
     case op::lseek:
@@ -116,70 +197,27 @@ void decoder::decode_other(syscall_ctx& c) {
     case op::setxattr:
     case op::lsetxattr:
     case op::fsetxattr:
-      e.aux = name(), e.size = a[3], e.flags = static_cast<uint32_t>(a[4]);
-      if (const auto& acl = c.it.u64[1]) e.mode = acl_mode_present | static_cast<uint32_t>(*acl);
-      break;
     case op::getxattr:
     case op::lgetxattr:
     case op::fgetxattr:
-      e.aux = name(), e.size = a[3];
-      break;
     case op::listxattr:
     case op::llistxattr:
     case op::flistxattr:
-      e.size = a[2];
-      break;
     case op::removexattr:
     case op::lremovexattr:
     case op::fremovexattr:
-      e.aux = name();
-      break;
     case op::setxattrat:
-    case op::getxattrat: {
-      e.aux = name(), e.flags = static_cast<uint32_t>(a[2]);
-      nr::xattr_args x;
-      if (user_as(c.it.user, x)) e.size = x.size, e.flags |= x.flags;
-      if (const auto& acl = c.it.u64[1]) e.mode = acl_mode_present | static_cast<uint32_t>(*acl);
-      break;
-    }
+    case op::getxattrat:
     case op::listxattrat:
-      e.flags = static_cast<uint32_t>(a[2]), e.size = a[4];
-      break;
     case op::removexattrat:
-      e.aux = name(), e.flags = static_cast<uint32_t>(a[2]);
-      break;
     case op::file_getattr:
-    case op::file_setattr: {
-      e.size = a[3], e.flags = static_cast<uint32_t>(a[4]);
-      uint64_t xflags;  // the first field of struct file_attr
-      if (e.kind == op::file_setattr && user_as(c.it.user, xflags)) e.aux = xflags;
+    case op::file_setattr:
+      xattr_fields(c);
       break;
-    }
     default:
       break;
   }
-  const bool xattr_name_op =
-      info(e.kind).cls == op_class::xattr && e.aux != no_id && e.aux != 0 &&
-      e.kind != op::listxattr && e.kind != op::llistxattr && e.kind != op::flistxattr &&
-      e.kind != op::listxattrat;
-  if (xattr_name_op) {
-    const op k = e.kind;
-    const bool set = k == op::setxattr || k == op::lsetxattr || k == op::fsetxattr ||
-                     k == op::setxattrat;
-    if ((set && ok) || (!set && e.result == -ENODATA))
-      tree_.xattr_absent(e.path != no_id ? e.path : c.fd_path, static_cast<string_id>(e.aux));
-  }
-  if (path_op) {
-    if (const held_file h = held(e.path); h.id != no_id) e.file = h.id;
-    if (ok) tree_.existed(e.path);
-    if (ok && (e.kind == op::readlink || e.kind == op::readlinkat) &&
-        c.it.user.size() == static_cast<size_t>(e.result))  // else cut at FSRR_USER_MAX
-      tree_.link_read(e.path, {reinterpret_cast<const char*>(c.it.user.data()), c.it.user.size()});
-    // readlink's EINVAL: something that is not a symlink is there, most often a directory of
-    // a realpath walk: looked at a second later, when its children are known.
-    if (e.result == -EINVAL && (e.kind == op::readlink || e.kind == op::readlinkat))
-      tree_.probably_dir(e.path, e.ts);
-  }
+  found_by_other(c, path_op);
   emit(c);
 }
 

@@ -10,12 +10,9 @@
 namespace fsrr::recorder {
 
 void decoder::on_syscall(std::span<const uint8_t> record) {
-  const auto* h = header_as<fsrr_syscall>(record);
   record_items it;
-  if (!h || !parse_items(record, sizeof *h, it)) {
-    ++stats_.malformed;
-    return;
-  }
+  const auto* h = parsed<fsrr_syscall>(record, it);
+  if (!h) return;
   const auto& entry = syscalls()[h->nr % FSRR_MAX_SYSCALLS];
   if (!entry) return;
   syscall_ctx c{*h, it, entry->capture, task_of(static_cast<int32_t>(h->h.tid)), {}, no_id};

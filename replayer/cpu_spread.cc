@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "schedule.h"
+#include "clock.h"
 
 namespace fsrr {
 

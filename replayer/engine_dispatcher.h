@@ -19,7 +19,8 @@
 #include <thread>
 
 #include "cpu_spread.h"
-#include "engine.h"
+#include "engine_options.h"
+#include "report.h"
 #include "lane_queue.h"
 #include "op_dispatch.h"
 #include "ordering.h"

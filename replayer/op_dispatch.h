@@ -26,6 +26,7 @@
 #include "schedule.h"
 #include "target.h"
 #include "trace_reader.h"
+#include "work_item.h"
 
 namespace fsrr {
 
@@ -91,19 +92,6 @@ class path_cache {
   std::string scratch_;
 };
 
-// Four cache lines: a replay thread reads thousands of these in a row, written by another CPU.
-struct alignas(64) work_item {
-  event ev;
-  uint64_t seq = 0;  // position in the trace's time order
-  fd_effect fx;
-  const resolved_path* p1 = nullptr;
-  const resolved_path* p2 = nullptr;
-  const std::string* text = nullptr;  // symlink target or xattr name
-  uint32_t ftype = 0;                 // S_IFMT of ev.file, 0 if unknown
-  bool dir_change = false;            // may move or remove a directory, or a symlink
-  bool end = false;                   // no more work for this thread
-  source_list sources;                // a write's bytes (data_flow.h); empty: fresh ones
-};
 
 // The replay fd behind each handle. Chunks never move; the dispatcher makes them before it
 // hands out a handle, a replay thread fills a slot when it opens the handle.

@@ -13,6 +13,8 @@
 #include <span>
 #include <vector>
 
+#include "order_keys.h"
+
 namespace fsrr {
 
 // A count other threads can sleep on until it reaches a value. Counts wrap around; waiters
@@ -62,19 +64,6 @@ class dep_list {
   std::array<dependency, inline_capacity> inline_{};
   std::vector<dependency> more_;
 };
-
-enum class order_kind : uint64_t { file = 1, path = 2, handle = 3 };
-constexpr uint64_t order_key(order_kind k, uint32_t id) {
-  return static_cast<uint64_t>(k) << 32 | id;
-}
-// Marks a key on which the op waits for every earlier op, overlapping or not: the close that
-// releases an open file must not run while another thread may still use its fd.
-inline constexpr uint64_t order_all = uint64_t{1} << 63;
-// Marks a key the op only shares with others of its kind: ops that use a directory to reach a
-// name in it (create, stat, rename of different names) do not wait for each other, only for
-// the ops on the directory itself (mkdir, rmdir, getdents), which wait for all of them.
-inline constexpr uint64_t order_shared = uint64_t{1} << 62;
-inline constexpr uint64_t order_marks = order_all | order_shared;
 
 // Which earlier ops each new op must wait for; used by the dispatcher only.
 class order_tracker {

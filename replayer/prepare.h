@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "content_key.h"
 #include "data_source.h"
 #include "privilege.h"
 #include "target.h"
@@ -39,12 +40,6 @@ struct prepare_result {
   uint64_t errors = 0;
   std::vector<std::string> first_errors;  // up to 10, "path: what"
 };
-
-// The content key of a tree file: prepare and the replay engine use the same one, so a
-// file's bytes are the same whichever of them writes them.
-inline uint64_t content_key(path_id path) {
-  return path;
-}
 
 // What the tree needs on each root's file system, and what is there.
 struct space_need {

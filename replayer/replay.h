@@ -1,16 +1,16 @@
 // replay: the whole job behind `fsrr replay` — confine to the target, build the initial tree,
-// re-issue the recorded events, and produce the report.
+// re-issue the recorded events through a backend (backend.h), and produce the report.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "backend.h"
 #include "data_source.h"
-#include "peers.h"
 #include "prepare.h"
 #include "report.h"
 #include "target.h"
@@ -18,6 +18,7 @@
 
 namespace fsrr {
 
+// What the user asked of a replay (fsrr replay's options).
 struct replay_options {
   std::string target;
   std::vector<map_rule> maps;
@@ -34,23 +35,7 @@ struct replay_options {
   bool space_check = true;      // refuse a tree the target has no room for (prepare.h)
   bool progress = false;                      // a progress line on stderr
   const std::atomic<bool>* cancel = nullptr;  // set (by a signal handler) to stop early
-  std::function<void()> between;  // after prepare, before the replay (compare drops caches)
-  // Several replays of one spec (compare) build and measure its data once: when set, `source`
-  // (made from `data`) is used as is, and `ratios` stands for its measure().
-  const data_source* source = nullptr;
-  std::optional<data_source::ratios> ratios;
-  std::vector<std::string> in_place;  // prepare_options::in_place
-  // A replay shared by several processes (mpi/): one of them built the initial tree, the
-  // others find it there (no emptiness check, no prepare); every one calls `after_prepare`
-  // (an error ends the replay before its first op), then replays its share (engine.h's
-  // peers and start_at, the latter called even when the trace has no events).
-  bool tree_prepared = false;
-  std::function<result<void>()> after_prepare;
-  replay_peers* peers = nullptr;
-  std::function<uint64_t()> start_at;
-  uint64_t start_spin_ns = 200'000;  // engine_options::start_spin_ns
-  bool realtime = false;             // engine_options::realtime; refused when not allowed
-  bool spread = true;                // engine_options::spread
+  bool realtime = false;  // engine_options::realtime; refused when not allowed
 };
 
 struct replay_outcome {
@@ -58,9 +43,45 @@ struct replay_outcome {
   int status = 0;        // exit status: non-zero after prepare errors or an early stop
 };
 
-// Fails (one line) on unusable input: a non-empty target without --force, a missing target,
-// bad options, a tree that does not fit. Damage met in the events is an early stop in the
-// outcome's report (status 1), after what replayed before it.
+// What a caller that runs replays its own way brings to one: compare, which replays one
+// spec many times, and the MPI ranks, which share one target.
+struct replay_setup {
+  // Built and measured once for several replays: used as is (made from the options' `data`),
+  // and `ratios` stands for its measure().
+  const data_source* source = nullptr;
+  std::optional<data_source::ratios> ratios;
+  std::vector<std::string> in_place;  // prepare_options::in_place
+  // Another process builds the tree in this target (an MPI rank but the first): it may hold
+  // it already, so no emptiness check.
+  bool tree_elsewhere = false;
+};
+
+// A replay in its steps — open, prepare, run — for a caller that does something between them
+// (compare drops the caches after prepare; MPI ranks agree that the tree is whole, then start
+// together). run_replay() takes all three.
+class replay_job {
+ public:
+  // Fails (one line) on unusable input: bad options, a missing target, a non-empty one
+  // without --force.
+  static result<replay_job> open(trace_reader& trace, const replay_options& options,
+                                 replay_setup setup = {});
+  replay_job(replay_job&&) noexcept;
+  ~replay_job();
+  // Builds the initial tree. Fails on a tree that does not fit; errors met on single entries
+  // are counted in the report's prepare section.
+  result<void> prepare();
+  // Re-issues the events through `backend` (local_backend when not given). Damage met in the
+  // events is an early stop in the outcome's report (status 1), after what replayed before it.
+  replay_outcome run(replay_backend& backend);
+  replay_outcome run();
+
+ private:
+  struct state;
+  explicit replay_job(std::unique_ptr<state> s);
+  std::unique_ptr<state> s_;
+};
+
+// open, prepare and run, through this process alone.
 result<replay_outcome> run_replay(trace_reader& trace, const replay_options& options);
 
 // The human summary printed after a replay: prepare, then the op table.

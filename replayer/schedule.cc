@@ -41,12 +41,6 @@ std::string_view name(timing_mode m) {
   return "?";
 }
 
-uint64_t monotonic_ns() {
-  timespec t;
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
 const latency_clock& latency_clock::get() {
   static const latency_clock clock;
   return clock;

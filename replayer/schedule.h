@@ -14,6 +14,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "clock.h"
 #include "event.h"
 #include "result.h"
 
@@ -32,8 +33,6 @@ struct schedule_options {
 };
 // Refuses a speed that is not above 0.
 result<void> check(const schedule_options& o);
-
-uint64_t monotonic_ns();
 
 // Op latencies: the CPU's cycle counter where it ticks at a constant rate (read in about half
 // the time of clock_gettime, which counts at a few hundred thousand ops a second), converted

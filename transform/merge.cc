@@ -299,20 +299,11 @@ uint64_t random_seed() {
   return s;
 }
 
-}  // namespace
+// ---- the stages of a merge --------------------------------------------------------------
 
-result<merge_result> merge(const std::vector<trace_reader*>& inputs,
-                           const std::vector<std::string>& names, const std::string& out,
-                           const merge_options& o) {
-  if (inputs.size() < 2) return failure("merge needs two traces or more");
-  if (inputs.size() > 4096) return failure("merge takes at most 4,096 traces");
-  std::vector<input> in(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    in[i].r = inputs[i];
-    in[i].name = i < names.size() ? names[i] : fmt::format("trace {}", i + 1);
-  }
-
-  // Refusals first: nothing is written for them.
+// Refusals first, nothing written for them: one recording twice, different anonymization
+// keys, too many hosts.
+result<void> refuse(std::vector<input>& in) {
   std::map<std::string, size_t> ids;
   for (size_t i = 0; i < in.size(); ++i) {
     const header_info& h = in[i].r->header();
@@ -347,7 +338,11 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
     in[i].hosts = static_cast<uint16_t>(hosts);
   }
 
-  // One clock: realtime, from the earliest start.
+  return {};
+}
+
+// One clock, realtime from the earliest start: each input's line to it. Returns that start.
+int64_t one_clock(std::vector<input>& in) {
   for (input& x : in) {
     const header_info& h = x.r->header();
     x.clock = realtime_line(h.clock_monotonic_ns, h.clock_realtime_ns, x.r->clock_pairs());
@@ -358,6 +353,12 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
       })->clock.offset;
   for (input& x : in) x.clock.offset -= start;
 
+  return start;
+}
+
+// Where each input goes in the output (roots, hosts, fd tables), its paths hashed and its
+// tree indexed, and its events scanned for what they create and when they first use a path.
+result<void> place_inputs(std::vector<input>& in) {
   // Roots: every input's first root is the output's first (paths stay as recorded); further
   // roots (chroots, containers) are roots of their own.
   uint32_t out_roots = 1;
@@ -386,11 +387,12 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
     fd_base += x.max_fd_table;
   }
 
-  // The initial trees united on the merged clock. First: an entry of a path another input
-  // created before this one first used it is that create's file (the latest such create: a log
-  // rotated away and made again), left to the create.
-  merge_result res;
-  object_classes objects;
+  return {};
+}
+
+// An entry of a path another input created before this one first used it is that create's
+// file (the latest such create: a log rotated away and made again), left to the create.
+void drop_created(std::vector<input>& in, object_classes& objects, merge_result& res) {
   for (size_t i = 0; i < in.size(); ++i) {
     uint32_t idx = 0;
     for (const tree_entry& e : in[i].r->tree()) {
@@ -422,8 +424,11 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
                      object_classes::file_node(made->first, made->second.file));
     }
   }
-  // Then: a path several inputs found is one entry and one object, the one the input that used
-  // it first saw, if their states agree or an event of another input explains the difference.
+}
+
+// A path several inputs found is one entry and one object, the one the input that used it
+// first saw, if their states agree or an event of another input explains the difference.
+result<void> join_shared(std::vector<input>& in, object_classes& objects, merge_result& res) {
   std::unordered_map<uint64_t, std::vector<std::pair<uint32_t, uint32_t>>> shared;
   for (size_t i = 0; i < in.size(); ++i)
     for (const auto& [h, idx] : in[i].tree_at)
@@ -474,7 +479,11 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
   }
   groups.clear();
 
-  // The output.
+  return {};
+}
+
+// The output's header: every input's hosts, on the one clock.
+header_info merged_header(const std::vector<input>& in, int64_t start) {
   header_info h;
   h.writer = "fsrr " FSRR_VERSION;
   h.kind = trace_kind::snapshot;
@@ -503,21 +512,12 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
   h.hostname = hostnames;
   h.key_id = in[0].r->header().key_id;
   h.derived = fmt::format("merge of {} traces", in.size());
-  res.hosts = h.hosts.size();
 
-  writer_options wo;
-  wo.overwrite = o.force;
-  auto created = trace_writer::create(out, h, wo);
-  if (!created) return tl::unexpected(created.error());
-  trace_writer& w = *created;
-  struct abandon_unless_done {
-    trace_writer& w;
-    bool done = false;
-    ~abandon_unless_done() {
-      if (!done) w.abandon();
-    }
-  } guard{w};
+  return h;
+}
 
+// The roots: the first one's description is the first input's.
+void write_roots(std::vector<input>& in, trace_writer& w) {
   // roots: the first one's description is the first input's
   {
     trace_root r1;
@@ -533,12 +533,13 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
         w.add_root(r);
       }
   }
-  std::vector<trace_rewriter> maps;
-  maps.reserve(in.size());
-  for (input& x : in) maps.push_back(trace_rewriter::into(*x.r, w, x.place));
-  // One output file an object, every other file of its class an alias of it: the file a create
-  // made, else the file of a kept tree entry, else any, each in input and then time or tree
-  // order (the same ids whatever the hash seed). One hard link group an object, numbered anew.
+}
+
+// One output file an object, every other file of its class an alias of it: the file a create
+// made, else the file of a kept tree entry, else any, each in input and then time or tree
+// order (the same ids whatever the hash seed). One hard link group an object, numbered anew.
+void write_tree(std::vector<input>& in, std::vector<trace_rewriter>& maps,
+                object_classes& objects, merge_result& res) {
   std::unordered_map<uint64_t, std::pair<size_t, file_id>> class_file;
   std::unordered_map<uint64_t, uint32_t> class_group;
   auto file_of_class = [&](size_t i, file_id f) {
@@ -580,7 +581,11 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
     x.created = {};
   }
 
-  // Events, merged by their time on the one clock (ties: input order).
+}
+
+// Events, merged by their time on the one clock (ties: input order), and the inputs' counters.
+result<void> write_events(std::vector<input>& in, std::vector<trace_rewriter>& maps,
+                          trace_writer& w, merge_result& res) {
   struct head {
     uint64_t ts;
     size_t input;
@@ -614,6 +619,50 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
     if (s.filtered) w.add_filtered(s.filtered);
     res.offsets_ns.push_back(in[i].clock.at(0));
   }
+  return {};
+}
+
+}  // namespace
+
+result<merge_result> merge(const std::vector<trace_reader*>& inputs,
+                           const std::vector<std::string>& names, const std::string& out,
+                           const merge_options& o) {
+  if (inputs.size() < 2) return failure("merge needs two traces or more");
+  if (inputs.size() > 4096) return failure("merge takes at most 4,096 traces");
+  std::vector<input> in(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    in[i].r = inputs[i];
+    in[i].name = i < names.size() ? names[i] : fmt::format("trace {}", i + 1);
+  }
+  FSRR_TRY(refuse(in));
+  const int64_t start = one_clock(in);
+  FSRR_TRY(place_inputs(in));
+  // The initial trees united on the merged clock.
+  merge_result res;
+  object_classes objects;
+  drop_created(in, objects, res);
+  FSRR_TRY(join_shared(in, objects, res));
+
+  const header_info h = merged_header(in, start);
+  res.hosts = h.hosts.size();
+  writer_options wo;
+  wo.overwrite = o.force;
+  auto created = trace_writer::create(out, h, wo);
+  if (!created) return tl::unexpected(created.error());
+  trace_writer& w = *created;
+  struct abandon_unless_done {
+    trace_writer& w;
+    bool done = false;
+    ~abandon_unless_done() {
+      if (!done) w.abandon();
+    }
+  } guard{w};
+  write_roots(in, w);
+  std::vector<trace_rewriter> maps;
+  maps.reserve(in.size());
+  for (input& x : in) maps.push_back(trace_rewriter::into(*x.r, w, x.place));
+  write_tree(in, maps, objects, res);
+  FSRR_TRY(write_events(in, maps, w, res));
   if (auto done = w.finish(); !done) return tl::unexpected(done.error());
   guard.done = true;
   return res;

@@ -48,6 +48,121 @@ uint32_t default_mode(uint32_t type) {
   return S_ISDIR(type) ? 0755 : S_ISLNK(type) ? 0777 : 0644;
 }
 
+// Threads as they stand at the start: the fd table each uses then, by a number of the slice's
+// own (tables made in the slice keep the trace's numbers, far below these).
+void tables_at_start(const fd_map& fds, std::vector<thread_info>& threads,
+                     std::vector<uint32_t>& table_at_start) {
+  std::unordered_map<uint64_t, uint32_t> tables;
+  for (thread_id t = 1; t < threads.size(); ++t)
+    if (const uint64_t id = fds.table_identity(t)) {
+      auto [it, added] = tables.try_emplace(id, (1u << 30) + static_cast<uint32_t>(tables.size()));
+      table_at_start[t] = it->second;
+      threads[t].fd_table = it->second;
+    }
+}
+
+// Files open at the start, opened (fd_bind) by the first thread of each table the slice has
+// events of.
+std::vector<event> open_at_start(const fd_map& fds, const std::vector<event>& window,
+                                 const std::vector<uint32_t>& table_at_start, uint64_t from) {
+  std::vector<event> list;
+  std::unordered_map<uint32_t, bool> bound;
+  for (const event& w : window) {
+    const uint32_t table = table_at_start[w.thread];
+    if (!table || bound[table]) continue;
+    bound[table] = true;
+    for (const open_fd& f : fds.open_fds(w.thread)) {
+      const handle_info& h = fds.handle(f.h);
+      if (h.path == no_id) continue;
+      event b;
+      b.kind = op::fd_bind;
+      b.ts = from;
+      b.thread = w.thread;
+      b.fd = f.fd;
+      b.file = h.file;
+      b.path = h.path;
+      b.offset = h.pos;
+      b.flags = (h.flags & ~static_cast<uint32_t>(O_CLOEXEC)) | (f.cloexec ? O_CLOEXEC : 0);
+      if (h.listed) b.aux = h.listed == ~uint64_t{0} ? h.listed : h.listed + 1;
+      list.push_back(b);
+    }
+  }
+  return list;
+}
+
+// The events the options choose (--pid, --tid, --path), before closure() adds what they need;
+// the first `synthetic` (the fds open at the start) only if a kept event uses them.
+std::vector<bool> chosen(trace_reader& in, const std::vector<event>& list,
+                         const std::vector<thread_info>& threads, size_t synthetic,
+                         const slice_options& o) {
+  std::vector<bool> keep(list.size(), false);
+  std::vector<uint8_t> path_in(in.path_count() + 1, 0);  // 0 unknown, 1 no, 2 yes
+  const auto inside = [&](path_id p) {
+    if (p == no_id || o.paths.empty()) return false;
+    if (p >= path_in.size()) path_in.resize(p + 1, 0);
+    if (!path_in[p]) path_in[p] = beneath(in.placed_path(p), o.paths) ? 2 : 1;
+    return path_in[p] == 2;
+  };
+  fd_map chosen_fds(threads);
+  fd_effect fx;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const event& e = list[i];
+    chosen_fds.apply(e, fx);
+    const thread_info& t = threads[e.thread];
+    bool yes = true;
+    if (!o.pids.empty() || !o.tids.empty())
+      yes = std::count(o.pids.begin(), o.pids.end(), t.pid) ||
+            std::count(o.tids.begin(), o.tids.end(), t.tid);
+    if (yes && !o.paths.empty()) {
+      const path_id h1 = fx.h1 ? chosen_fds.handle(fx.h1).path : no_id;
+      const path_id h2 = fx.h2 ? chosen_fds.handle(fx.h2).path : no_id;
+      yes = (has(e.kind, F_PATH) && inside(e.path)) || (has(e.kind, F_PATH2) && inside(e.path2)) ||
+            inside(h1) || inside(h2);
+    }
+    keep[i] = yes && i >= synthetic;
+  }
+  return keep;
+}
+
+// The initial tree of a slice that starts later: the state then; an entry the trace did not
+// change since it was found is the recorded one. Returns how many entries.
+result<uint64_t> write_start_tree(trace_reader& in, const expected_state& s, uint64_t from,
+                                  trace_rewriter& w) {
+  const int64_t start_realtime = in.header().clock_realtime_ns + static_cast<int64_t>(from);
+  std::unordered_map<uint32_t, uint32_t> names;  // link group -> names
+  for (const auto& [path, x] : s)
+    if (!x.absent && x.link_group) ++names[x.link_group];
+  const auto& tree = in.tree();
+  uint64_t n = 0;
+  for (const auto& [path, x] : s) {
+    if (x.absent || path == "/") continue;
+    const auto placed = w.placed(path);
+    if (!placed) return tl::unexpected(placed.error());
+    const path_id at = *placed;
+    ++n;
+    if (!x.changed && x.tree_index < tree.size()) {  // as the recording found it
+      w.add_tree_entry_at(tree[x.tree_index], at);
+      continue;
+    }
+    tree_entry t;
+    t.path = at;
+    const uint32_t type = x.mode & S_IFMT;
+    t.mode = type | (x.check_mode ? x.mode & 07777 : default_mode(type));
+    if (x.check_owner) t.uid = x.uid, t.gid = x.gid;
+    t.size = S_ISREG(type) ? x.size : 0;
+    t.allocated = t.size;
+    t.mtime_ns = t.atime_ns = t.ctime_ns = x.check_mtime ? x.mtime_ns : start_realtime;
+    if (S_ISLNK(type)) t.target = w.writer().intern_string(x.target);
+    if (x.check_xattrs)
+      for (const auto& [name, size] : x.xattrs)
+        t.xattrs.push_back({w.writer().intern_string(name), size});
+    t.link_group = x.link_group;
+    t.nlink = x.link_group ? names[x.link_group] : 1;
+    w.writer().add_tree_entry(t);
+  }
+  return n;
+}
+
 }  // namespace
 
 result<slice_result> slice(trace_reader& in, const std::string& out, const slice_options& o) {
@@ -75,46 +190,12 @@ result<slice_result> slice(trace_reader& in, const std::string& out, const slice
   }
   const fd_map& fds = state.fds();
 
-  // Threads as they stand at the start: the fd table each uses then, by a number of the
-  // slice's own (tables made in the slice keep the trace's numbers, far below these).
   std::vector<thread_info> threads(in.thread_count() + 1);
   std::vector<uint32_t> table_at_start(threads.size(), 0);
-  std::unordered_map<uint64_t, uint32_t> tables;
-  for (thread_id t = 1; t < threads.size(); ++t) {
-    threads[t] = in.thread(t);
-    if (!from) continue;
-    if (const uint64_t id = fds.table_identity(t)) {
-      auto [it, added] = tables.try_emplace(id, (1u << 30) + static_cast<uint32_t>(tables.size()));
-      table_at_start[t] = it->second;
-      threads[t].fd_table = it->second;
-    }
-  }
-
-  // Files open at the start, opened by the first thread of each table the slice has events of.
+  for (thread_id t = 1; t < threads.size(); ++t) threads[t] = in.thread(t);
+  if (from) tables_at_start(fds, threads, table_at_start);
   std::vector<event> list;
-  if (from) {
-    std::unordered_map<uint32_t, bool> bound;
-    for (const event& w : window) {
-      const uint32_t table = table_at_start[w.thread];
-      if (!table || bound[table]) continue;
-      bound[table] = true;
-      for (const open_fd& f : fds.open_fds(w.thread)) {
-        const handle_info& h = fds.handle(f.h);
-        if (h.path == no_id) continue;
-        event b;
-        b.kind = op::fd_bind;
-        b.ts = from;
-        b.thread = w.thread;
-        b.fd = f.fd;
-        b.file = h.file;
-        b.path = h.path;
-        b.offset = h.pos;
-        b.flags = (h.flags & ~static_cast<uint32_t>(O_CLOEXEC)) | (f.cloexec ? O_CLOEXEC : 0);
-        if (h.listed) b.aux = h.listed == ~uint64_t{0} ? h.listed : h.listed + 1;
-        list.push_back(b);
-      }
-    }
-  }
+  if (from) list = open_at_start(fds, window, table_at_start, from);
   const size_t synthetic = list.size();
   list.insert(list.end(), window.begin(), window.end());
   window.clear();
@@ -124,32 +205,8 @@ result<slice_result> slice(trace_reader& in, const std::string& out, const slice
   std::vector<bool> keep(list.size(), true);
   slice_result res;
   if (filtered) {
-    std::vector<uint8_t> path_in(in.path_count() + 1, 0);  // 0 unknown, 1 no, 2 yes
-    const auto inside = [&](path_id p) {
-      if (p == no_id || o.paths.empty()) return false;
-      if (p >= path_in.size()) path_in.resize(p + 1, 0);
-      if (!path_in[p]) path_in[p] = beneath(in.placed_path(p), o.paths) ? 2 : 1;
-      return path_in[p] == 2;
-    };
-    fd_map chosen_fds(threads);
-    fd_effect fx;
-    for (size_t i = 0; i < list.size(); ++i) {
-      const event& e = list[i];
-      chosen_fds.apply(e, fx);
-      const thread_info& t = threads[e.thread];
-      bool yes = true;
-      if (!o.pids.empty() || !o.tids.empty())
-        yes = std::count(o.pids.begin(), o.pids.end(), t.pid) ||
-              std::count(o.tids.begin(), o.tids.end(), t.tid);
-      if (yes && !o.paths.empty()) {
-        const path_id h1 = fx.h1 ? chosen_fds.handle(fx.h1).path : no_id;
-        const path_id h2 = fx.h2 ? chosen_fds.handle(fx.h2).path : no_id;
-        yes = (has(e.kind, F_PATH) && inside(e.path)) || (has(e.kind, F_PATH2) && inside(e.path2)) ||
-              inside(h1) || inside(h2);
-      }
-      keep[i] = yes && i >= synthetic;  // fds open at the start: only if a kept event uses them
-      res.chosen += keep[i];
-    }
+    keep = chosen(in, list, threads, synthetic, o);
+    res.chosen = static_cast<uint64_t>(std::count(keep.begin(), keep.end(), true));
     keep = closure(in, list, threads, keep);
   } else {
     res.chosen = list.size();
@@ -165,38 +222,9 @@ result<slice_result> slice(trace_reader& in, const std::string& out, const slice
     for (const tree_entry& e : in.tree()) w.add_tree_entry(e);
     res.tree = in.tree().size();
   } else {
-    const expected_state s = state.result();
-    const int64_t start_realtime = in.header().clock_realtime_ns + static_cast<int64_t>(from);
-    std::unordered_map<uint32_t, uint32_t> names;  // link group -> names
-    for (const auto& [path, x] : s)
-      if (!x.absent && x.link_group) ++names[x.link_group];
-    const auto& tree = in.tree();
-    for (const auto& [path, x] : s) {
-      if (x.absent || path == "/") continue;
-      const auto placed = w.placed(path);
-      if (!placed) return tl::unexpected(placed.error());
-      const path_id at = *placed;
-      if (!x.changed && x.tree_index < tree.size()) {  // as the recording found it
-        w.add_tree_entry_at(tree[x.tree_index], at);
-      } else {
-        tree_entry t;
-        t.path = at;
-        const uint32_t type = x.mode & S_IFMT;
-        t.mode = type | (x.check_mode ? x.mode & 07777 : default_mode(type));
-        if (x.check_owner) t.uid = x.uid, t.gid = x.gid;
-        t.size = S_ISREG(type) ? x.size : 0;
-        t.allocated = t.size;
-        t.mtime_ns = t.atime_ns = t.ctime_ns = x.check_mtime ? x.mtime_ns : start_realtime;
-        if (S_ISLNK(type)) t.target = w.writer().intern_string(x.target);
-        if (x.check_xattrs)
-          for (const auto& [name, size] : x.xattrs)
-            t.xattrs.push_back({w.writer().intern_string(name), size});
-        t.link_group = x.link_group;
-        t.nlink = x.link_group ? names[x.link_group] : 1;
-        w.writer().add_tree_entry(t);
-      }
-      ++res.tree;
-    }
+    auto written = write_start_tree(in, state.result(), from, w);
+    if (!written) return tl::unexpected(written.error());
+    res.tree = *written;
   }
   for (size_t i = 0; i < list.size(); ++i) {
     if (!keep[i]) continue;

@@ -25,6 +25,7 @@ bool require_root(const char* what) {
   const char* ci = std::getenv("CI");
   if (ci && std::string(ci) == "true")
     throw std::runtime_error(fmt::format("{} needs root, and CI=true forbids skipping", what));
+  fmt::print(stderr, "skipped: {} needs root\n", what);
   return false;
 }
 

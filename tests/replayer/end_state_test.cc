@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "end_state.h"
+#include "verify.h"
 #include "replay_fixture.h"
 #include "trace_builder.h"
 #include "trace_error.h"

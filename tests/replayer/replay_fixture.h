@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -30,6 +31,7 @@ inline bool realtime_testable() {
   const char* ci = std::getenv("CI");
   if (ci && std::string(ci) == "true")
     throw std::runtime_error(allowed.error().message + ", and CI=true forbids skipping");
+  std::fprintf(stderr, "skipped: %s\n", allowed.error().message.c_str());
   return false;
 }
 

@@ -3,29 +3,22 @@
 // renames, hard links, symlinks, deletions (expected absent), directories, modes and owners
 // set explicitly. What the trace does not determine is not checked: a mode given at creation
 // passed through an unknown umask, so it counts only once a chmod set it; mtimes of changed
-// files moved with every write. compare() in verify.h checks a target against it.
+// files moved with every write. verify (verify/verify.h) checks a target against it.
 #pragma once
 
 #include <functional>
 #include <memory>
 
+#include "expected.h"
 #include "fd_map.h"
 #include "trace_reader.h"
-#include "verify.h"
 
 namespace fsrr {
 
-// What the state holds of the bytes of changed files: their pieces as the data flow
-// (data_flow.h) has them, for verify --content, or nothing (check_content false), which spares
-// the data flow's model of every file's extents — a third of verify's memory.
-enum class model_content : bool { no, yes };
+class end_state_core;  // end_state_core.h
 
 result<expected_state> expected_end_state(trace_reader& trace,
                                           model_content content = model_content::yes);
-// The same handed to `c` a part of about `batch` entries at a time, each let go once checked:
-// what verify runs, without the whole state in memory at once.
-result<void> check_end_state(trace_reader& trace, comparer& c, model_content content,
-                             size_t batch = 16384);
 
 // The same, event by event: the state at any point of the trace (slice's start).
 class end_state_model {
@@ -42,8 +35,7 @@ class end_state_model {
   const fd_map& fds() const;   // the fd tables then
 
  private:
-  class impl;
-  std::unique_ptr<impl> impl_;
+  std::unique_ptr<end_state_core> core_;
 };
 
 }  // namespace fsrr

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "prepare.h"
+#include "content_key.h"
 #include "system_paths.h"
 
 namespace fsrr {
