@@ -253,6 +253,32 @@ std::string table_roff(const std::vector<std::string>& rows) {
   return out + ".fi\n.RE\n";
 }
 
+// An example's line as a terminal of 100 columns shows it within the page's indent: cut at
+// the last space (or after the last comma) before 90 characters, the rest indented 4 more
+// (tables of output included: better folded at a column than cut mid-word by the terminal).
+std::vector<std::string> fold(const std::string& line) {
+  constexpr size_t width = 90;
+  std::vector<std::string> out;
+  std::string rest = line;
+  const size_t indent = std::min(line.find_first_not_of(' '), line.size()) + 4;
+  while (rest.size() > width) {
+    // after the last space, or comma (JSON Lines have no spaces), before the width
+    size_t cut = rest.find_last_of(" ,", width - 1);
+    if (cut == std::string::npos || cut <= indent) cut = rest.find_first_of(" ,", width);
+    if (cut == std::string::npos) break;
+    if (rest[cut] == ',') ++cut;
+    out.push_back(rest.substr(0, cut));
+    const size_t next = rest.find_first_not_of(' ', cut);
+    if (next == std::string::npos) {
+      rest.clear();
+      break;
+    }
+    rest = std::string(indent, ' ') + rest.substr(next);
+  }
+  if (!rest.empty() || out.empty()) out.push_back(rest);
+  return out;
+}
+
 struct guide_text {
   std::string description, sections;
 };
@@ -271,7 +297,8 @@ guide_text guide_roff(const std::string& markdown) {
     if (line.starts_with("```")) {
       flush();
       std::string block;
-      while (std::getline(in, line) && !line.starts_with("```")) block += roff(line) + "\n";
+      while (std::getline(in, line) && !line.starts_with("```"))
+        for (const std::string& part : fold(line)) block += roff(part) + "\n";
       // the synopsis block under the title: the man page has its own SYNOPSIS
       if (!skip && !(first_block && !seen_heading))
         *to += ".PP\n.RS 2\n.nf\n" + block + ".fi\n.RE\n";
@@ -382,7 +409,13 @@ std::string command_page(const CLI::App& sub, const std::string& version,
   if (!args.empty()) out += ".SH ARGUMENTS\n" + args;
   out += ".SH OPTIONS\n" + options + ".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nPrint this "
          "command's options and exit.\n";
-  if (!sub.get_footer().empty()) out += ".SH NOTES\n.nf\n" + roff(sub.get_footer()) + "\n.fi\n";
+  if (!sub.get_footer().empty()) {
+    out += ".SH NOTES\n.nf\n";
+    std::istringstream footer(sub.get_footer());
+    for (std::string line; std::getline(footer, line);)
+      for (const std::string& part : fold(line)) out += roff(part) + "\n";
+    out += ".fi\n";
+  }
   out += ".SH EXIT STATUS\n" + roff(exit_status) + "\n";
   out += fmt::format(".SH SEE ALSO\n\\fBfsrr\\fR(1); \\fI/usr/share/doc/fsrr/docs/commands/{}.md"
                      "\\fR\n",

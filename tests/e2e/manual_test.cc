@@ -105,6 +105,9 @@ TEST_CASE("every option of every command is in its man page and its completion")
     CHECK(capture(fmt::format("groff -man -ww -z {} 2>&1", out / fmt::format("man/fsrr-{}.1", name))) ==
           "");
     CHECK(root.find(fmt::format("\\fBfsrr {}\\fR", name)) != std::string::npos);
+    // at 100 columns (man's default width less 7) no line runs past the terminal's edge
+    CHECK(capture(fmt::format("groff -man -Tascii -rLL=93n -P-c -P-b -P-u {} 2>/dev/null | awk 'length > 100'",
+                              out / fmt::format("man/fsrr-{}.1", name))) == "");
     // the page carries the guide: its sections, its examples, no markdown left
     CHECK(page.find("\n.SS Example") != std::string::npos);
     CHECK(page.find("\n## ") == std::string::npos);
