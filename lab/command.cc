@@ -11,25 +11,18 @@ namespace fsrr::lab {
 
 command_result run_command(const std::vector<std::string>& argv, const command_options& o) {
   command_result r;
-  int out[2];
   if (argv.empty()) return r;
-  if (!o.keep_output) {
-    out[0] = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    out[1] = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (out[0] < 0 || out[1] < 0) {
-      if (out[0] >= 0) ::close(out[0]);
-      if (out[1] >= 0) ::close(out[1]);
-      return r;
-    }
-  } else if (::pipe2(out, O_CLOEXEC) != 0) {
+  // out[1]: where the program writes (a pipe's end, or /dev/null); out[0]: the pipe's other end
+  int out[2] = {-1, -1};
+  if (o.keep_output ? ::pipe2(out, O_CLOEXEC) != 0
+                    : (out[1] = ::open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
     return r;
-  }
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) {
-    ::close(out[0]);
+    if (out[0] >= 0) ::close(out[0]);
     ::close(out[1]);
     return r;
   }
@@ -51,7 +44,7 @@ command_result run_command(const std::vector<std::string>& argv, const command_o
     }
     if (r.output.size() < (1u << 20)) r.output.append(buf, static_cast<size_t>(n));
   }
-  ::close(out[0]);
+  if (out[0] >= 0) ::close(out[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -19,7 +19,6 @@ struct replay_job::state {
   const data_source* data;
   replay_outcome out;
   progress_line progress;
-  bool prepared = false;
 };
 
 replay_job::replay_job(std::unique_ptr<state> s) : s_(std::move(s)) {}
@@ -71,7 +70,6 @@ result<void> replay_job::prepare() {
   s.progress.clear();
   if (!prepared) return tl::unexpected(prepared.error());
   s.out.report.prepare = *prepared;
-  s.prepared = true;
   return {};
 }
 
