@@ -118,16 +118,16 @@ std::string duration(double ns) {
   return fmt::format("{:.0f} µs", ns / 1e3);
 }
 
-struct stat {
+struct run_spread {
   double median = absent, min = absent, max = absent;
 };
-stat stat_of(const json& row, const std::string& key) {
+run_spread spread_of(const json& row, const std::string& key) {
   const json& value = at(row, key);
   if (value.is_number()) return {number(value)};
   return {number(at(value, "median")), number(at(value, "min")), number(at(value, "max"))};
 }
 // The median and, in small print below it, the range.
-std::string median_cell(const stat& s, int digits, double scale = 1) {
+std::string median_cell(const run_spread& s, int digits, double scale = 1) {
   bool range = !std::isnan(s.min) && !std::isnan(s.max);
   return fmt::format(
       "<td class=\"num\">{}<small>{}</small></td>", fixed(s.median / scale, digits),
@@ -261,16 +261,16 @@ void write_results(std::string& out, const json& rows) {
         at(baseline, "slower").is_boolean() ? at(baseline, "slower").get<bool>() : change < 0;
     put(out, "<tr{}><td>{}{}</td>", slower ? " class=\"slower\"" : "", swatch(i),
         escape(fs_name(row, i)));
-    out += median_cell(stat_of(row, "mib_per_s"), 1);
+    out += median_cell(spread_of(row, "mib_per_s"), 1);
     put(out, "<td class=\"num\">{}</td><td class=\"num\">{}</td>",
-        grouped(stat_of(row, "files_per_s").median), grouped(stat_of(row, "ops_per_s").median));
-    out += median_cell(stat_of(row, "wall_ns"), 2, 1e9);
+        grouped(spread_of(row, "files_per_s").median), grouped(spread_of(row, "ops_per_s").median));
+    out += median_cell(spread_of(row, "wall_ns"), 2, 1e9);
     double used = number(at(row, "space_used_bytes")), logical = number(at(row, "logical_bytes"));
     double mismatches = number(at(row, "mismatches"));
     put(out,
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num{}\">{}</td>",
-        duration(stat_of(row, "sync_ns").median), size(used), size(logical),
+        duration(spread_of(row, "sync_ns").median), size(used), size(logical),
         logical > 0 ? fixed(used / logical, 2) + "×" : dash, mismatches > 0 ? " bad" : "",
         grouped(mismatches));
     double differences = absent;
@@ -343,7 +343,7 @@ chart throughput_chart(const json& rows, const std::vector<std::string>& names) 
   std::string aria =
       "Bar chart of the median MiB/s of each file system, with a line from min to max:";
   for (size_t i = 0; i < names.size(); ++i) {
-    stat s = stat_of(rows[i], "mib_per_s");
+    run_spread s = spread_of(rows[i], "mib_per_s");
     medians.push_back(s.median);
     ranges.push_back(std::isnan(s.min) || std::isnan(s.max) ? json() : json{s.min, s.max});
     colours.push_back(colour(i));

@@ -10,8 +10,6 @@
 namespace fsrr {
 namespace {
 
-constexpr uint64_t ficlone = FSRR_FICLONE, ficlonerange = FSRR_FICLONERANGE;
-
 constexpr env_row rows[] = {
     {env_cause::cross_device, "cross_device",
      "EXDEV from rename, link or copy_file_range between two file systems"},
@@ -74,7 +72,7 @@ bool env_cause_of(const event& e, int64_t err, env_cause& cause) {
     default:
       break;
   }
-  if (k == op::ioctl && (e.aux == ficlone || e.aux == ficlonerange) &&
+  if (k == op::ioctl && (e.aux == FSRR_FICLONE || e.aux == FSRR_FICLONERANGE) &&
       (err == -EOPNOTSUPP || err == -EXDEV || err == -EINVAL || err == -ENOTTY)) {
     cause = env_cause::no_clone;
     return true;

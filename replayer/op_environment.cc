@@ -15,7 +15,6 @@
 namespace fsrr {
 namespace {
 
-constexpr uint64_t ficlone = FSRR_FICLONE;
 constexpr size_t chunk = size_t{1} << 17;
 
 // Copies up to `len` bytes (to EOF) from `in` at `in_off` to `out` at `out_off`; an offset
@@ -98,7 +97,7 @@ int64_t op_runner::clone_by_hand(const work_item& w) {
   const int dst = fd_of(w.fx.h1), src = fd_of(w.fx.h2);
   if (dst < 0 || src < 0) return -EBADF;
   int64_t r;
-  if (e.aux == ficlone) {  // the whole file: dst becomes src
+  if (e.aux == FSRR_FICLONE) {  // the whole file: dst becomes src
     struct stat st;
     if (::fstat(src, &st) != 0 || ::ftruncate(dst, 0) != 0) return -errno;
     r = copy_range(src, 0, dst, 0, static_cast<uint64_t>(st.st_size));

@@ -19,5 +19,5 @@ fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd build-asan
-ctest --output-on-failure --timeout 900 \
+ctest --output-on-failure --timeout 900 -j2 \
   -E "huge group a batch at a time|does not grow the recorder's memory|on a 512 KiB stack" "$@"

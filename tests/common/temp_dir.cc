@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <vector>
 
@@ -20,6 +22,11 @@ temp_dir::temp_dir(const std::string& base) {
 }
 
 temp_dir::~temp_dir() { remove_tree(path_); }
+
+std::vector<uint8_t> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
 
 void remove_tree(const std::string& path) {
   ::nftw(

@@ -2,7 +2,9 @@
 // On tmpfs unless a test names another base.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace fsrr::test {
 
@@ -18,6 +20,9 @@ class temp_dir {
  private:
   std::string path_;
 };
+
+// The whole of a file's bytes (empty when it cannot be read).
+std::vector<uint8_t> file_bytes(const std::string& path);
 
 // rm -rf without following symlinks and without crossing mount points.
 void remove_tree(const std::string& path);

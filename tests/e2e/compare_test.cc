@@ -48,12 +48,11 @@ std::string left_behind(const std::string& dir) {
   std::ifstream mounts("/proc/self/mounts");
   for (std::string line; std::getline(mounts, line);)
     if (line.find(dir) != std::string::npos) out += "mounted: " + line + "\n";
-  const std::string loops = "/tmp/fsrr-compare-test-loops";
-  run("losetup -a >" + loops + " 2>/dev/null");
-  std::ifstream in(loops);
+  temp_dir scratch("/dev/shm");
+  run("losetup -a >" + scratch / "loops" + " 2>/dev/null");
+  std::ifstream in(scratch / "loops");
   for (std::string line; std::getline(in, line);)
     if (line.find(dir) != std::string::npos) out += "loop: " + line + "\n";
-  ::unlink(loops.c_str());
   return out;
 }
 

@@ -30,7 +30,7 @@ uint64_t source_bytes() {
 }
 
 // Every way the seeds' users copy, in one recording, plus data no file held before.
-const char* const workload =
+const char* const copy_workload =
     "rsync -aAHX src/ rsync-copy && "
     "mkdir tar-copy && tar -C src -cf - . | tar -C tar-copy -xf - && "
     "cat src/odd > cat-copy && cat src/odd | cat > cat-piped && "
@@ -48,7 +48,7 @@ struct recorded_copies {
     for (const auto& [name, size] : source_files)
       REQUIRE(run(fmt::format("head -c {} /dev/urandom >{}", size, work / ("src/" + name))) == 0);
     REQUIRE(run(fmt::format("cd {} && {} record -o {} -- sh -c '{}' >{} 2>&1", work.path(),
-                            FSRR_BIN, trace, workload, work / "record.log")) == 0);
+                            FSRR_BIN, trace, copy_workload, work / "record.log")) == 0);
   }
   static recorded_copies& get() {
     static recorded_copies r;

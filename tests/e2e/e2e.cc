@@ -73,6 +73,7 @@ nlohmann::json record_and_replay(const std::string& dir, const std::string& comm
     const auto o = replay(trace, target, report);
     INFO(fs << " replay: " << slurp(report + ".out"));
     CHECK(o.status == 0);
+    INFO("first mismatches: " << o.report.value("first_mismatches", nlohmann::json()).dump(1));
     CHECK(o.report["mismatches"] == 0);
     const std::string log = dir + "/" + fs + ".verify";
     CHECK(verify(trace, target, log) == 0);

@@ -21,11 +21,11 @@ nlohmann::json json_of(const std::string& command, const std::string& scratch) {
 }
 
 // Two hosts' recordings of one shared directory, merged (e2e.h), once for the tests here.
-struct recorded {
+struct recorded_merge {
   temp_dir work{"/dev/shm"};
   two_hosts h = record_two_hosts(work.path(), FSRR_BIN);
-  static recorded& get() {
-    static recorded r;
+  static recorded_merge& get() {
+    static recorded_merge r;
     return r;
   }
 };
@@ -36,7 +36,7 @@ TEST_CASE("two recordings at once on one shared directory merge, replay with 0 m
           "verify",
           "[merge]") {
   if (!can_record()) return;
-  auto& rec = recorded::get();
+  auto& rec = recorded_merge::get();
   const two_hosts& h = rec.h;
   INFO(slurp(h.merge_log));
   const auto ia = json_of(fmt::format("{} info {} --json", FSRR_BIN, h.a), rec.work / "ia.json");
@@ -78,7 +78,7 @@ TEST_CASE("two recordings at once on one shared directory merge, replay with 0 m
 
 TEST_CASE("merge refuses a trace with itself, and fewer than two traces", "[merge]") {
   if (!can_record()) return;
-  auto& rec = recorded::get();
+  auto& rec = recorded_merge::get();
   const two_hosts& h = rec.h;
   const std::string out = rec.work / "aa.trace", err = rec.work / "aa.err";
   CHECK(run(fmt::format("{} merge {} {} -o {} 2>{}", FSRR_BIN, h.a, h.a, out, err)) == 1);

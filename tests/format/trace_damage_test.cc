@@ -18,13 +18,9 @@
 #include "trace_reader.h"
 
 using namespace fsrr;
+using fsrr::test::file_bytes;
 
 namespace {
-
-std::vector<uint8_t> slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 void spit(const std::string& p, const std::vector<uint8_t>& data, size_t n) {
   ::unlink(p.c_str());  // truncating a file that was just mapped is slow
@@ -74,7 +70,7 @@ TEST_CASE("a trace cut at any byte reads as a clean prefix or fails on its heade
   opt.chunk_events = 24;
   opt.tree_entries = 2;
   const auto s = test::write_sample(dir / "full.trace", opt);
-  const auto bytes = slurp(dir / "full.trace");
+  const auto bytes = file_bytes(dir / "full.trace");
   const auto frames = container::scan(bytes).frames;
   const size_t header_end = frames.at(0).size;
   const std::string cut = dir / "cut.trace";
@@ -103,7 +99,7 @@ TEST_CASE("any flipped byte of a closed trace is an error or changes nothing") {
   writer_options opt;
   opt.chunk_events = 64;
   test::write_sample(dir / "full.trace", opt);
-  const auto bytes = slurp(dir / "full.trace");
+  const auto bytes = file_bytes(dir / "full.trace");
   const contents want = read_everything(dir / "full.trace");
   const std::string bad = dir / "bad.trace";
   size_t errors = 0;
@@ -132,7 +128,7 @@ TEST_CASE("a corrupted block is named with its number and offset") {
   writer_options opt;
   opt.chunk_events = 64;
   test::write_sample(dir / "full.trace", opt);
-  const auto bytes = slurp(dir / "full.trace");
+  const auto bytes = file_bytes(dir / "full.trace");
   const auto frames = container::scan(bytes).frames;
   size_t block = 0;
   for (const auto& f : frames) {
@@ -160,7 +156,7 @@ TEST_CASE("a killed writer leaves every flushed block readable") {
   CHECK(read_everything(dir / "killed.trace").events.size() == s.events.size());
 
   // Zeros after the last write (a crash on a delayed-allocation file system) are a torn tail.
-  auto bytes = slurp(dir / "killed.trace");
+  auto bytes = file_bytes(dir / "killed.trace");
   bytes.resize(bytes.size() + 8192, 0);
   spit(dir / "zeros.trace", bytes, bytes.size());
   trace_reader z = or_throw(trace_reader::open(dir / "zeros.trace"));

@@ -27,6 +27,7 @@
 #include "trace_writer.h"
 
 using namespace fsrr;
+using fsrr::test::file_bytes;
 using fsrr::test::bare_header;
 using fsrr::test::events_block;
 using fsrr::test::misaligned_footer;
@@ -34,11 +35,6 @@ using fsrr::test::spit;
 using fsrr::test::write_payloads;
 
 namespace {
-
-std::vector<uint8_t> slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 // Reads everything a user can ask for; returns the error line, or "" if there was none.
 std::string read_error(const std::string& path) {
@@ -63,7 +59,7 @@ TEST_CASE("a footer at an offset that is not 8-aligned is read from an aligned c
   // BlockRef). An unknown skippable frame before it moves it to offset 3 mod 8.
   test::temp_dir dir;
   const auto s = test::write_sample(dir / "t.trace", {});
-  auto bytes = slurp(dir / "t.trace");
+  auto bytes = file_bytes(dir / "t.trace");
   const auto frames = container::scan(bytes).frames;
   REQUIRE(frames.back().kind == container::frame_ref::footer);
   const size_t at = frames.back().offset;

@@ -15,7 +15,8 @@ which=${1:-trace}
 [ $# -gt 0 ] && shift
 secs=${1:-}
 [ $# -gt 0 ] && shift
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -DFSRR_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DFSRR_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_UNITY_BUILD=OFF >/dev/null
 cmake --build build-fuzz -j2 --target trace_fuzz engine_fuzz trace_fuzz_seeds >build-fuzz/fuzz-build.log 2>&1 ||
   { tail -40 build-fuzz/fuzz-build.log >&2; exit 1; }
 mkdir -p build-fuzz/corpus/trace build-fuzz/corpus/engine build-fuzz/crashes
