@@ -1,5 +1,5 @@
-// The reader's state, shared by trace_reader.cc (frames, header, tables, tree, summary) and
-// event_stream.cc (the time-ordered merge of the events). Not part of the public API.
+// The reader's state, shared by trace_reader.cc (frames, header, tree, summary),
+// trace_reader_tables.cc (the tables the blocks define) and event_stream.cc (the time-ordered merge of the events). Not part of the public API.
 #pragma once
 
 #include <deque>
@@ -15,6 +15,7 @@
 
 #include "column_codec.h"
 #include "container.h"
+#include "fb_len.h"
 #include "name_arena.h"
 #include "result.h"
 #include "trace_generated.h"
@@ -99,6 +100,11 @@ struct trace_reader::impl {
   result<void> apply_block(size_t i, const fb::Block& b);
   result<void> load_tables();
   result<void> apply_defs(size_t i, const fb::Defs& d);
+  result<void> apply_paths(size_t i, const fb::Defs& d);
+  result<void> apply_strings(size_t i, const fb::Defs& d);
+  result<void> apply_files(size_t i, const fb::Defs& d);
+  result<void> apply_threads(size_t i, const fb::Defs& d);
+  result<void> apply_roots(size_t i, const fb::Defs& d);
   result<void> apply_tree(size_t i, const fb::Tree& t);
   result<void> apply_counters(size_t i, const fb::Counters& c);
   result<codec::group_input> group_of(size_t i, const fb::ThreadEvents& g) const;

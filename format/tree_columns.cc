@@ -3,16 +3,9 @@
 #include <fmt/format.h>
 
 #include "column_codec.h"
+#include "fb_len.h"
 
 namespace fsrr {
-namespace {
-
-template <typename T>
-size_t len(const flatbuffers::Vector<T>* v) {
-  return v ? v->size() : 0;
-}
-
-}  // namespace
 
 flatbuffers::Offset<fb::Tree> write_tree(flatbuffers::FlatBufferBuilder& fbb,
                                          const std::vector<tree_entry>& tree) {

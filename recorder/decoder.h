@@ -111,6 +111,7 @@ class decoder {
   void on_fd(std::span<const uint8_t> record);
   void on_uring(std::span<const uint8_t> record);  // engine_events.cc
   void on_uring_names(std::span<const uint8_t> record);
+  int32_t fixed_fd(uint64_t files, const fsrr_uring_sub& sub, uint64_t file);
   // An io_uring request on names (open, close, statx, rename, ...), decoded as the syscall
   // that does the same; false if it cannot be (a direct descriptor, names not seen).
   bool decode_uring_name(const fsrr_uring& h, const record_items& it);
@@ -136,6 +137,7 @@ class decoder {
   void decode_aio_submit(syscall_ctx& c);
   void decode_aio_events(syscall_ctx& c);
   void decode_other(syscall_ctx& c);
+  void other_args(syscall_ctx& c);
   void xattr_fields(syscall_ctx& c);
   void found_by_other(syscall_ctx& c, bool path_op);
   // Fills fd, file (and the fd's path) from fd slot `slot`; false, with the op counted as

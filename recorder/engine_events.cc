@@ -71,6 +71,53 @@ bool names_files(uint8_t opcode) {
 constexpr uint64_t req_fixed_file = 1;  // REQ_F_FIXED_FILE: IOSQE_FIXED_FILE
 constexpr uint32_t fsync_datasync = 1;  // IORING_FSYNC_DATASYNC
 
+// The op a request on a file does, as the syscall doing the same, with its range and flags;
+// false for an opcode fsrr does not know.
+bool uring_op(const fsrr_uring_sub& sub, int32_t res, event& e) {
+  switch (sub.opcode) {
+    case uring_read:
+    case uring_read_fixed:
+      e.kind = sub.off == -1 ? op::read : op::pread64;
+      e.size = sub.len;
+      break;
+    case uring_write:
+    case uring_write_fixed:
+      e.kind = sub.off == -1 ? op::write : op::pwrite64;
+      e.size = sub.len;
+      break;
+    case uring_readv:
+    case uring_readv_fixed:
+    case uring_writev:
+    case uring_writev_fixed: {
+      const bool write = sub.opcode == uring_writev || sub.opcode == uring_writev_fixed;
+      e.kind = sub.off == -1 ? (write ? op::writev : op::readv) : (write ? op::pwritev : op::preadv);
+      e.size = res > 0 ? static_cast<uint64_t>(res) : 0;  // the iovecs' total is not sent
+      e.aux = sub.len;  // iovec count
+      break;
+    }
+    case uring_fsync:
+      e.kind = sub.op_flags & fsync_datasync ? op::fdatasync : op::fsync;
+      break;
+    case uring_sync_file_range:
+    case uring_fallocate:
+    case uring_fadvise:  // a range and flags (fallocate's mode, fadvise's advice)
+      e.kind = sub.opcode == uring_sync_file_range ? op::sync_file_range
+               : sub.opcode == uring_fallocate     ? op::fallocate
+                                                   : op::fadvise64;
+      e.offset = sub.off;
+      e.size = sub.len;
+      e.flags = sub.op_flags;
+      break;
+    case uring_ftruncate:
+      e.kind = op::ftruncate;
+      e.size = sub.len;
+      break;
+    default:  // on a file, and not one fsrr knows: a newer opcode, say
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 decoder::fd_ref decoder::bind_engine_fd(task& t, int32_t tid, uint64_t files, int32_t fd,
@@ -171,6 +218,23 @@ uint32_t decoder::queue_number(uint64_t queue) {
   return at->second;
 }
 
+// A registered file's index as an fd: the fd it was registered from while that is open (the
+// same open file: one position), else an fd of the trace's own for it.
+int32_t decoder::fixed_fd(uint64_t files, const fsrr_uring_sub& sub, uint64_t file) {
+  auto [at, added] = fixed_fds_.try_emplace({files, sub.ring, sub.fd}, -1);
+  if (at->second < 0 || !fds_.find(files, at->second, file)) {
+    const int real = fds_.fd_of_file(files, file);
+    if (real >= 0 && real < fixed_fd_base) {
+      at->second = real;
+    } else {
+      int32_t& own = pseudo_fixed_[{files, sub.ring, sub.fd}];
+      if (!own) own = fixed_fd_base + next_fixed_fd_[files]++;
+      at->second = own;
+    }
+  }
+  return at->second;
+}
+
 void decoder::on_uring(std::span<const uint8_t> record) {
   record_items it;
   const auto* h = parsed<fsrr_uring>(record, it);
@@ -201,64 +265,11 @@ void decoder::on_uring(std::span<const uint8_t> record) {
     return;
   }
   e.fd = sub.fd;
-  if (sub.flags & req_fixed_file) {
-    // An index into the ring's registered files: the fd it was registered from while that
-    // is open (the same open file: one position), else an fd of the trace's own for it.
-    auto [at, added] = fixed_fds_.try_emplace({files, sub.ring, sub.fd}, -1);
-    if (at->second < 0 || !fds_.find(files, at->second, f->file)) {
-      const int real = fds_.fd_of_file(files, f->file);
-      if (real >= 0 && real < fixed_fd_base) {
-        at->second = real;
-      } else {
-        int32_t& own = pseudo_fixed_[{files, sub.ring, sub.fd}];
-        if (!own) own = fixed_fd_base + next_fixed_fd_[files]++;
-        at->second = own;
-      }
-    }
-    e.fd = at->second;
-  }
-  switch (sub.opcode) {
-    case uring_read:
-    case uring_read_fixed:
-      e.kind = sub.off == -1 ? op::read : op::pread64;
-      e.size = sub.len;
-      break;
-    case uring_write:
-    case uring_write_fixed:
-      e.kind = sub.off == -1 ? op::write : op::pwrite64;
-      e.size = sub.len;
-      break;
-    case uring_readv:
-    case uring_readv_fixed:
-    case uring_writev:
-    case uring_writev_fixed: {
-      const bool write = sub.opcode == uring_writev || sub.opcode == uring_writev_fixed;
-      e.kind = sub.off == -1 ? (write ? op::writev : op::readv) : (write ? op::pwritev : op::preadv);
-      e.size = h->res > 0 ? static_cast<uint64_t>(h->res) : 0;  // the iovecs' total is not sent
-      e.aux = sub.len;  // iovec count
-      break;
-    }
-    case uring_fsync:
-      e.kind = sub.op_flags & fsync_datasync ? op::fdatasync : op::fsync;
-      break;
-    case uring_sync_file_range:
-    case uring_fallocate:
-    case uring_fadvise:  // a range and flags (fallocate's mode, fadvise's advice)
-      e.kind = sub.opcode == uring_sync_file_range ? op::sync_file_range
-               : sub.opcode == uring_fallocate     ? op::fallocate
-                                                   : op::fadvise64;
-      e.offset = sub.off;
-      e.size = sub.len;
-      e.flags = sub.op_flags;
-      break;
-    case uring_ftruncate:
-      e.kind = op::ftruncate;
-      e.size = sub.len;
-      break;
-    default:  // on a file, and not one fsrr knows: a newer opcode, say
-      w_.mark_incomplete(incomplete_uring_ops);
-      w_.add_nonfile(op::io_uring_enter, fd_kind::other);
-      return;
+  if (sub.flags & req_fixed_file) e.fd = fixed_fd(files, sub, f->file);
+  if (!uring_op(sub, h->res, e)) {
+    w_.mark_incomplete(incomplete_uring_ops);
+    w_.add_nonfile(op::io_uring_enter, fd_kind::other);
+    return;
   }
   if (e.kind == op::read || e.kind == op::write || e.kind == op::pread64 ||
       e.kind == op::pwrite64 || e.kind == op::readv || e.kind == op::writev ||

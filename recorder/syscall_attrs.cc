@@ -88,21 +88,11 @@ void decoder::found_by_other(syscall_ctx& c, bool path_op) {
   }
 }
 
-void decoder::decode_other(syscall_ctx& c) {
+// The arguments of an op decode_other takes (but the stats, which it does itself) that
+// the event keeps: offsets, sizes, modes, owners, times, flags, attribute names.
+void decoder::other_args(syscall_ctx& c) {
   event& e = c.e;
   const auto& a = c.h.args;
-  const bool by_fd = c.cap.fd[0] != 0;
-  const bool fd_for_path = !by_fd && c.it.ref[0];
-  if (by_fd || fd_for_path) {
-    const int64_t fd = static_cast<int64_t>(a[by_fd ? c.cap.fd[0] - 1 : c.cap.dirfd[0] - 1]);
-    if (!fd_op(c, 0, fd)) return;
-    if (fd_for_path) e.path = c.fd_path;
-  } else {
-    e.path = path_arg(c, 0);
-    if (off_storage(e.path)) return w_.add_nonfile(e.kind, fd_kind::other);
-  }
-  const bool path_op = !by_fd && !fd_for_path;
-  const bool ok = e.result >= 0;
   auto owner = [&](int i) { return a[i] << 32 | static_cast<uint32_t>(a[i + 1]); };
   switch (e.kind) {
     case op::lseek:
@@ -145,21 +135,6 @@ void decoder::decode_other(syscall_ctx& c) {
     case op::flock:
       e.flags = static_cast<uint32_t>(a[1]);
       break;
-    case op::stat:
-    case op::lstat:
-      if (ok && !stat_result(c, e.path, e.kind == op::stat))
-        return w_.add_nonfile(e.kind, fd_kind::other);
-      return emit(c);
-    case op::newfstatat:
-    case op::statx: {
-      const bool sx = e.kind == op::statx;
-      e.flags = static_cast<uint32_t>(a[sx ? 2 : 3]);
-      if (sx) e.aux = static_cast<uint32_t>(a[3]);
-      if (ok && path_op && !stat_result(c, e.path, !(e.flags & AT_SYMLINK_NOFOLLOW)))
-        return w_.add_nonfile(e.kind, fd_kind::other);
-      if (path_op) return emit(c);
-      break;
-    }
     case op::access:
     case op::chmod:
     case op::fchmod:
@@ -216,6 +191,42 @@ void decoder::decode_other(syscall_ctx& c) {
       break;
     default:
       break;
+  }
+}
+
+void decoder::decode_other(syscall_ctx& c) {
+  event& e = c.e;
+  const auto& a = c.h.args;
+  const bool by_fd = c.cap.fd[0] != 0;
+  const bool fd_for_path = !by_fd && c.it.ref[0];
+  if (by_fd || fd_for_path) {
+    const int64_t fd = static_cast<int64_t>(a[by_fd ? c.cap.fd[0] - 1 : c.cap.dirfd[0] - 1]);
+    if (!fd_op(c, 0, fd)) return;
+    if (fd_for_path) e.path = c.fd_path;
+  } else {
+    e.path = path_arg(c, 0);
+    if (off_storage(e.path)) return w_.add_nonfile(e.kind, fd_kind::other);
+  }
+  const bool path_op = !by_fd && !fd_for_path;
+  const bool ok = e.result >= 0;
+  switch (e.kind) {
+    case op::stat:
+    case op::lstat:
+      if (ok && !stat_result(c, e.path, e.kind == op::stat))
+        return w_.add_nonfile(e.kind, fd_kind::other);
+      return emit(c);
+    case op::newfstatat:
+    case op::statx: {
+      const bool sx = e.kind == op::statx;
+      e.flags = static_cast<uint32_t>(a[sx ? 2 : 3]);
+      if (sx) e.aux = static_cast<uint32_t>(a[3]);
+      if (ok && path_op && !stat_result(c, e.path, !(e.flags & AT_SYMLINK_NOFOLLOW)))
+        return w_.add_nonfile(e.kind, fd_kind::other);
+      if (path_op) return emit(c);
+      break;
+    }
+    default:
+      other_args(c);
   }
   found_by_other(c, path_op);
   emit(c);

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Shared mappings of files: the table of what each process maps shared (kept by mmap,
+ * munmap, mremap at sys_exit), and the page-fault programs that see stores through them.
+ * Part of fsrr.bpf.c. */
+#pragma once
+
+#include "emit.bpf.h"
+
+/* The file a task maps shared at an address, and the offset there (msync). */
+#define FSRR_VM_SHARED 8
+
+struct fault_ctx {
+  __u64 addr;
+  __u64 file;
+  __u64 offset;
+};
+
+static long fault__vma(struct task_struct* task, struct vm_area_struct* vma, struct fault_ctx* c) {
+  if (!vma->vm_file || !(vma->vm_flags & FSRR_VM_SHARED)) return 0;
+  c->file = (__u64)vma->vm_file;
+  c->offset = ((c->addr - vma->vm_start) & ~4095ull) + ((__u64)vma->vm_pgoff << 12);
+  return 0;
+}
+
+static const struct fsrr_shared_maps no_shared_maps; /* a process's table as it begins */
+
+/* The shared_maps table. [start, end) is no longer what it was: mappings in it are cut to
+ * what lies outside; one it would split in two is followed no more (counted: the trace says
+ * so). Returns whether a followed mapping was there. */
+static __always_inline bool shared_maps_cut(struct fsrr_shared_maps* t, __u64 start, __u64 end) {
+  bool hit = false;
+
+  for (int i = 0; i < FSRR_SHARED_MAPS; i++) {
+    struct fsrr_shared_map* m = &t->m[i];
+
+    if (!m->end || m->end <= start || m->start >= end) continue;
+    hit = true;
+    if (start <= m->start && end >= m->end) {
+      m->end = 0;
+    } else if (start <= m->start) {
+      m->pgoff += (end - m->start) >> 12;
+      m->start = end;
+    } else if (end >= m->end) {
+      m->end = start;
+    } else {
+      m->end = 0; /* a hole in the middle: the rest is not followed */
+      count(FSRR_C_FAULT_MISSED);
+    }
+  }
+  return hit;
+}
+
+/* After a successful mmap, munmap or mremap of the current process. */
+static __always_inline void shared_maps_update(struct task_struct* task, __u32 kind,
+                                               const __u64* args, long ret, __u64 fptr) {
+  __u32 tgid = extract__host_tgid(task);
+  struct fsrr_shared_maps* t = bpf_map_lookup_elem(&shared_maps, &tgid);
+  __u64 len = (args[1] + 4095) & ~4095ull;
+  struct inode* inode;
+
+  if (kind == FSRR_K_MUNMAP) {
+    if (!t) return;
+    if (ret) return; /* munmap failed; mremap's ret is an address */
+    shared_maps_cut(t, args[0], args[0] + len);
+    return;
+  }
+  if ((__u64)ret >= (__u64)-4095) return; /* failed */
+  if (t) shared_maps_cut(t, ret, ret + len);
+  if ((args[3] & 0xf) != 1 && (args[3] & 0xf) != 3) return; /* MAP_SHARED(_VALIDATE) */
+  if (!(args[2] & 2) || (args[3] & MAP_ANONYMOUS) || !fptr) return; /* PROT_WRITE, a file */
+  inode = KPTR(file, fptr)->f_inode;
+  if (!inode || !mode_has_path(inode->i_mode) || pseudo_fs(inode->i_sb->s_magic)) return;
+  if (!t) {
+    bpf_map_update_elem(&shared_maps, &tgid, &no_shared_maps, BPF_NOEXIST);
+    t = bpf_map_lookup_elem(&shared_maps, &tgid);
+    if (!t) {
+      count(FSRR_C_FAULT_MISSED);
+      return;
+    }
+  }
+  for (int i = 0; i < FSRR_SHARED_MAPS; i++) {
+    struct fsrr_shared_map* m = &t->m[i];
+
+    if (m->end) continue;
+    m->start = ret;
+    m->end = ret + len;
+    m->file = fptr;
+    m->pgoff = args[5] >> 12;
+    return;
+  }
+  count(FSRR_C_FAULT_MISSED); /* more than the table holds */
+}
+
+/* mremap(old, old_len, new_len, ...): the old range is gone; a followed mapping moved or
+ * resized is followed no more (counted: the trace says so). */
+static __always_inline void shared_maps_moved(struct task_struct* task, const __u64* args,
+                                              long ret) {
+  __u32 tgid = extract__host_tgid(task);
+  struct fsrr_shared_maps* t = bpf_map_lookup_elem(&shared_maps, &tgid);
+  __u64 old_len = (args[1] + 4095) & ~4095ull, new_len = (args[2] + 4095) & ~4095ull;
+
+  if (!t || (__u64)ret >= (__u64)-4095) return;
+  if (shared_maps_cut(t, args[0], args[0] + old_len)) count(FSRR_C_FAULT_MISSED);
+  shared_maps_cut(t, ret, ret + new_len);
+}
+
+/* Stores through shared mappings of files: a write fault on a traced task's VM_SHARED file
+ * mapping dirties the page it hits. From user mode (the store itself) and kernel mode (a
+ * read() into the mapping). */
+#define FSRR_PF_WRITE 2 /* x86 page fault error code: a write */
+
+static __always_inline int write_fault(unsigned long address, unsigned long error_code) {
+  struct task_struct* cur = bpf_get_current_task_btf();
+  struct fault_ctx c = {.addr = address};
+  struct fsrr_shared_maps* t;
+  struct fsrr_mmap_write* h;
+  struct fsrr_file f;
+  struct rec r;
+  __u64* walked;
+  __u32 tgid;
+
+  if (!(error_code & FSRR_PF_WRITE) || !bpf_task_storage_get(&state, cur, 0, 0)) return 0;
+  tgid = extract__host_tgid(KPTR(task_struct, cur));
+  t = bpf_map_lookup_elem(&shared_maps, &tgid);
+  if (!t) return 0; /* no writable shared file mapping */
+  for (int i = 0; i < FSRR_SHARED_MAPS; i++) {
+    struct fsrr_shared_map* m = &t->m[i];
+
+    if (m->end && m->start <= address && address < m->end) {
+      c.file = m->file;
+      c.offset = ((address - m->start) & ~4095ull) + (m->pgoff << 12);
+      break;
+    }
+  }
+  if (!c.file) return 0; /* anonymous or private memory */
+  extract__file(c.file, &f);
+  if (!storage_file(&f) || !rec__open(&r, SLOT_FAULT, sizeof(*h))) return 0;
+  h = (void*)r.buf;
+  h->h.type = FSRR_REC_MMAP_WRITE;
+  h->h.flags = 0;
+  h->h.tid = extract__host_tid(KPTR(task_struct, cur));
+  h->h.ts = bpf_ktime_get_ns();
+  h->files = (__u64)KPTR(task_struct, cur)->files;
+  h->offset = c.offset;
+  rec__file(&r, 0, &f);
+  walked = bpf_map_lookup_elem(&uring_files, &c.file);
+  if (!walked || *walked != f.ino) {
+    rec__attr(&r, 0, c.file);
+    rec__file_walk(&r, 0, c.file, (__u64)cur);
+    if (rec__send(&r)) bpf_map_update_elem(&uring_files, &c.file, &f.ino, BPF_ANY);
+    return 0;
+  }
+  rec__send(&r);
+  return 0;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(fsrr_fault_user, unsigned long address, struct pt_regs* regs, unsigned long error_code) {
+  return write_fault(address, error_code);
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(fsrr_fault_kernel, unsigned long address, struct pt_regs* regs,
+             unsigned long error_code) {
+  return write_fault(address, error_code);
+}
