@@ -158,44 +158,6 @@ class peer_watch {
   uint8_t* leaving_ = nullptr;  // by rank, in memory the ranks of this host share
 };
 
-// Each rank's CLOCK_MONOTONIC minus rank 0's, from the ping-pong round with the shortest
-// round trip (its error is at most half that trip), then a start instant on rank 0's clock a
-// little ahead, translated to each rank's. Collective.
-uint64_t common_start(MPI_Comm comm, int rank, int size, int64_t& offset) {
-  constexpr int rounds = 16;
-  constexpr uint64_t ahead_ns = 50'000'000;  // the last rank learns it well before it is due
-  offset = 0;
-  if (rank == 0) {
-    for (int r = 1; r < size; ++r) {
-      uint64_t best_rtt = UINT64_MAX;
-      int64_t best = 0;
-      for (int i = 0; i < rounds; ++i) {
-        const uint64_t t0 = monotonic_ns();
-        uint64_t theirs = 0;
-        MPI_Send(&t0, 1, MPI_UINT64_T, r, 10, comm);
-        MPI_Recv(&theirs, 1, MPI_UINT64_T, r, 11, comm, MPI_STATUS_IGNORE);
-        const uint64_t t1 = monotonic_ns();
-        if (t1 - t0 < best_rtt) {
-          best_rtt = t1 - t0;
-          best = static_cast<int64_t>(theirs) - static_cast<int64_t>(t0 + (t1 - t0) / 2);
-        }
-      }
-      MPI_Send(&best, 1, MPI_INT64_T, r, 12, comm);
-    }
-  } else {
-    for (int i = 0; i < rounds; ++i) {
-      uint64_t t0 = 0;
-      MPI_Recv(&t0, 1, MPI_UINT64_T, 0, 10, comm, MPI_STATUS_IGNORE);
-      const uint64_t now = monotonic_ns();
-      MPI_Send(&now, 1, MPI_UINT64_T, 0, 11, comm);
-    }
-    MPI_Recv(&offset, 1, MPI_INT64_T, 0, 12, comm, MPI_STATUS_IGNORE);
-  }
-  uint64_t start = rank == 0 ? monotonic_ns() + ahead_ns : 0;
-  MPI_Bcast(&start, 1, MPI_UINT64_T, 0, comm);
-  return static_cast<uint64_t>(static_cast<int64_t>(start) + offset);
-}
-
 // Every rank's bytes to rank 0 (empty elsewhere).
 std::vector<std::vector<uint8_t>> gather(MPI_Comm comm, int rank, int size,
                                          const std::vector<uint8_t>& mine) {
@@ -236,23 +198,20 @@ int usable_cpus() {
 // report them (rank_link), and starts at the instant all the ranks start at.
 class rank_backend final : public replay_backend {
  public:
-  rank_backend(replay_peers& peers, std::function<uint64_t()> start_at, long ranks_here)
-      : peers_(peers), start_at_(std::move(start_at)), ranks_here_(ranks_here) {}
+  rank_backend(replay_peers& peers, long ranks_here) : peers_(peers), ranks_here_(ranks_here) {}
   replay_stats run(trace_reader& trace, const target_root& target, const data_source& data,
                    engine_options options) override {
     options.peers = &peers_;
-    options.start_at = start_at_;
     // Ranks outnumber the CPUs here: one spinning for the start keeps the others from it.
     if (ranks_here_ > ::sysconf(_SC_NPROCESSORS_ONLN)) options.start_spin_ns = 0;
     // A rank's threads would take CPUs another rank's threads here spin on for free ones.
     options.spread = ranks_here_ == 1;
     return replay_events(trace, target, data, options);
   }
-  void run_nothing() override { start_at_(); }
+  void run_nothing() override { peers_.start_instant(); }
 
  private:
   replay_peers& peers_;
-  std::function<uint64_t()> start_at_;
   long ranks_here_;
 };
 
@@ -352,7 +311,6 @@ result<int> job(MPI_Comm comm, int rank, int size, const std::string& trace_path
                rank, mine.threads);
 
   rank_link link(comm, rank, *plan, trace->thread_count());
-  int64_t offset = 0;
   options.progress = false;  // N progress lines on one terminal help nobody
   // The tree is one shared namespace: rank 0 alone builds it, the others wait until it is
   // whole (each building it, or a share of it, would race over the same names and
@@ -361,8 +319,7 @@ result<int> job(MPI_Comm comm, int rank, int size, const std::string& trace_path
   step = opened ? (rank == 0 ? opened->prepare() : result<void>{}) : failure(opened.error());
   if (auto f = agree(comm, rank, step)) return say_failed(*f);
   watch.phase("during the replay");
-  rank_backend backend(link, [&] { return common_start(comm, rank, size, offset); },
-                       watch.ranks_here());
+  rank_backend backend(link, watch.ranks_here());
   replay_outcome outcome = opened->run(backend);
   watch.phase("after the replay");
 
@@ -370,7 +327,7 @@ result<int> job(MPI_Comm comm, int rank, int size, const std::string& trace_path
   me.rank = rank;
   me.host = host_name();
   me.idle = idle;
-  me.clock_offset_ns = offset;
+  me.clock_offset_ns = link.clock_offset();
   me.recorded_hosts = mine.hosts;
   me.stats = outcome.report.replay;
   me.stats.first_mismatches.resize(std::min<size_t>(me.stats.first_mismatches.size(), 10));

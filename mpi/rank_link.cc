@@ -12,10 +12,20 @@
 
 #include <fmt/format.h>
 
+#include "clock.h"
+
 namespace fsrr::mpi {
 namespace {
 
-enum tag : int { progress_tag = 1, stop_tag = 2, done_tag = 3 };
+enum tag : int {
+  progress_tag = 1,
+  stop_tag = 2,
+  done_tag = 3,
+  // start_instant's clock ping-pong and the offsets it finds
+  ping_tag = 10,
+  pong_tag = 11,
+  offset_tag = 12,
+};
 // (thread, count) pairs in one message: 4 KiB, sent eagerly by every transport.
 constexpr size_t words_per_message = 512;
 constexpr size_t receive_bytes = 64 * 1024;
@@ -34,6 +44,45 @@ rank_link::rank_link(MPI_Comm comm, int rank, const rank_plan& plan, size_t thre
 
 rank_link::~rank_link() {
   if (thread_.joinable()) end();
+}
+
+// Each rank's CLOCK_MONOTONIC minus rank 0's, from the ping-pong round with the shortest
+// round trip (its error is at most half that trip), then a start instant on rank 0's clock a
+// little ahead, translated to each rank's. Collective; before begin(), while no other thread
+// of this rank uses the communicator.
+uint64_t rank_link::start_instant() {
+  constexpr int rounds = 16;
+  constexpr uint64_t ahead_ns = 50'000'000;  // the last rank learns it well before it is due
+  offset_ = 0;
+  if (rank_ == 0) {
+    for (int r = 1; r < size_; ++r) {
+      uint64_t best_rtt = UINT64_MAX;
+      int64_t best = 0;
+      for (int i = 0; i < rounds; ++i) {
+        const uint64_t t0 = monotonic_ns();
+        uint64_t theirs = 0;
+        MPI_Send(&t0, 1, MPI_UINT64_T, r, ping_tag, comm_);
+        MPI_Recv(&theirs, 1, MPI_UINT64_T, r, pong_tag, comm_, MPI_STATUS_IGNORE);
+        const uint64_t t1 = monotonic_ns();
+        if (t1 - t0 < best_rtt) {
+          best_rtt = t1 - t0;
+          best = static_cast<int64_t>(theirs) - static_cast<int64_t>(t0 + (t1 - t0) / 2);
+        }
+      }
+      MPI_Send(&best, 1, MPI_INT64_T, r, offset_tag, comm_);
+    }
+  } else {
+    for (int i = 0; i < rounds; ++i) {
+      uint64_t t0 = 0;
+      MPI_Recv(&t0, 1, MPI_UINT64_T, 0, ping_tag, comm_, MPI_STATUS_IGNORE);
+      const uint64_t now = monotonic_ns();
+      MPI_Send(&now, 1, MPI_UINT64_T, 0, pong_tag, comm_);
+    }
+    MPI_Recv(&offset_, 1, MPI_INT64_T, 0, offset_tag, comm_, MPI_STATUS_IGNORE);
+  }
+  uint64_t start = rank_ == 0 ? monotonic_ns() + ahead_ns : 0;
+  MPI_Bcast(&start, 1, MPI_UINT64_T, 0, comm_);
+  return static_cast<uint64_t>(static_cast<int64_t>(start) + offset_);
 }
 
 void rank_link::finished(thread_id t, uint32_t count, uint64_t watchers) {

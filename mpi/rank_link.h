@@ -32,12 +32,15 @@ class rank_link final : public replay_peers {
   }
   bool touched_here(uint64_t key) const override { return plan_.touched_by(key, rank_); }
   void finished(thread_id t, uint32_t count, uint64_t watchers) override;
+  uint64_t start_instant() override;
   void begin(replay_shared& shared) override;
   void end() override;
 
   // After end(): this rank stopped on its own (not told to by another), and why.
   const std::string& own_stop() const { return own_stop_; }
   uint64_t messages_sent() const { return sent_; }
+  // This rank's CLOCK_MONOTONIC minus rank 0's, as start_instant measured it.
+  int64_t clock_offset() const { return offset_; }
   // An MPI call of the link failed: the replay was stopped with this.
   const std::string& failure() const { return failure_; }
 
@@ -69,6 +72,7 @@ class rank_link final : public replay_peers {
   int done_peers_ = 0;
   bool told_to_stop_ = false;
   uint64_t sent_ = 0;
+  int64_t offset_ = 0;
 };
 
 }  // namespace fsrr::mpi

@@ -224,15 +224,14 @@ replay_stats dispatcher::run() {
   std::unique_ptr<op_batches> ahead;
   if (any && single && settle_ahead_possible(opt_)) ahead = std::make_unique<op_batches>();
   clock_ = schedule_clock(opt_.timing, any ? e.ts : 0);
-  if (opt_.start_at) {
-    const uint64_t at = opt_.start_at();
-    if (peers_) peers_->begin(shared_);
+  if (peers_) {
+    const uint64_t at = peers_->start_instant();
+    peers_->begin(shared_);
     const uint64_t started = wait_until(at, opt_.start_spin_ns, shared_.stop);
     total_.started_ns = started;
     wall_start = started;
     clock_.start(at);
   } else {
-    if (peers_) peers_->begin(shared_);
     clock_.start(monotonic_ns());
   }
   // The timeline's 0 too: its slices are then the recorded time's, whatever the first

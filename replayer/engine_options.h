@@ -54,13 +54,10 @@ struct engine_options {
   // Set from elsewhere (a signal handler) to stop the replay; the report says "interrupted".
   const std::atomic<bool>* cancel = nullptr;
   // A replay shared with other processes (peers.h): the ops of threads it does not issue are
-  // settled here too, for the fd tables, the data flow and the ordering, and not issued.
+  // settled here too, for the fd tables, the data flow and the ordering, and not issued; it
+  // starts at the instant they agree on. None: a replay of its own, starting at once.
   replay_peers* peers = nullptr;
-  // Called once on the calling thread before the first op: the CLOCK_MONOTONIC instant the
-  // replay starts at, which the engine waits for (processes that replay one trace together
-  // start at one instant). Unset: at once.
-  std::function<uint64_t()> start_at;
-  // How long before that instant the engine stops sleeping and spins: a wake-up from a sleep
+  // How long before the agreed instant the engine stops sleeping and spins: a wake-up from a sleep
   // alone comes tens of microseconds late. 0 where processes outnumber CPUs: the spinning ones
   // would keep the others from starting at all.
   uint64_t start_spin_ns = 200'000;

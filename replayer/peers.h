@@ -31,6 +31,10 @@ class replay_peers {
   // From a replay thread: local thread t's lane has finished `count` ops (its queue numbering,
   // end marks included), the last of them on keys `watchers` wait for.
   virtual void finished(thread_id t, uint32_t count, uint64_t watchers) = 0;
+  // The CLOCK_MONOTONIC instant all the processes start their replays at, agreed with the
+  // others: called once, on the calling thread, before the first op (and before begin), even
+  // by a process with nothing to replay. The engine waits for it.
+  virtual uint64_t start_instant() = 0;
   // The replay begins (`shared` may be stopped from elsewhere: a failing peer) and ends here.
   virtual void begin(replay_shared& shared) = 0;
   virtual void end() = 0;

@@ -39,6 +39,7 @@ class in_process_peers final : public replay_peers {
       if (ahead > 0) c.advance(static_cast<uint32_t>(ahead));
     }
   }
+  uint64_t start_instant() override { return monotonic_ns(); }  // at once
   void begin(replay_shared&) override {}
   void end() override {}
   std::atomic<uint64_t> words{0};
