@@ -15,23 +15,23 @@ for a in "$@"; do
   esac
 done
 
+# What the build needs (and the demo's workload); the full setup's build also finds Catch2
+# and Open MPI when it is configured.
 packages=(
-  # build
   cmake g++ make pkg-config clang llvm libbpf-dev bpftool flatbuffers-compiler
   libflatbuffers-dev libzstd-dev libcli11-dev nlohmann-json3-dev libfmt-dev libexpected-dev
   libsodium-dev liblzo2-dev liburing-dev git
-  # the demo's workload
   rsync python3
 )
-$demo || packages+=(
-  catch2
+$demo || packages+=(catch2 openmpi-bin libopenmpi-dev)
+# What only the tests, the fuzzers and the benchmarks use: installed while the build runs.
+test_packages=()
+$demo || test_packages+=(
   # the fuzzers (tests/fuzz): libFuzzer and clang's sanitizer runtimes
   libclang-rt-14-dev
   # workloads and file systems the tests and benchmarks use
   e2fsprogs xfsprogs btrfs-progs strace attr tar coreutils util-linux zstd bc
   duperemove fio
-  # fsrr replay --mpi and its tests (mpirun)
-  openmpi-bin libopenmpi-dev
   # compare's page: the chart library it inlines, and the browser its test opens it in
   libjs-chart.js chromium
   # the corpus of real clients (tests/clients/clients.sh), for the tests only
@@ -40,21 +40,33 @@ $demo || packages+=(
   # the package (cpack's dpkg-shlibdeps) and its checks
   dpkg-dev lintian man-db
 )
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
+
+updated=false
+missing_of() {
+  missing=()
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+}
+install() {
+  missing_of "$@"
+  ((${#missing[@]})) || return 0
   if [[ $(id -u) -ne 0 ]]; then
     echo "setup: missing packages: ${missing[*]}; run as root to install them" >&2
     exit 1
   fi
   echo "setup: installing ${missing[*]}"
-  apt-get update -qq
+  $updated || apt-get update -qq
+  updated=true
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+}
 
-$build || exit 0
+install "${packages[@]}"
+if ! $build; then
+  install "${test_packages[@]}"
+  exit 0
+fi
 
 # Release: -O2 as RelWithDebInfo, without -g, which took 30% of the compile time (compare.cc
 # 12.5 s -> 8.9 s) and made fsrr 96 MB. The demo builds fsrr alone (no tests: no Catch2, no
@@ -69,8 +81,15 @@ else
   cmake -S . -B build "${release[@]}" -DFSRR_TESTS=ON -DFSRR_MPI=ON >/dev/null
   targets=()
 fi
-if ! cmake --build build -j2 "${targets[@]}" >build/build.log 2>&1; then
+# The test-only packages (Chromium, PostgreSQL, the backup tools: minutes on a fresh machine)
+# arrive while the build runs: apt waits on the network and dpkg, the build on the CPUs.
+cmake --build build -j2 "${targets[@]}" >build/build.log 2>&1 &
+builder=$!
+trap 'kill $builder 2>/dev/null || true' EXIT
+install "${test_packages[@]}"
+if ! wait $builder; then
   grep -E "error|Error" build/build.log | head -40 >&2
   echo "setup: build failed; the whole log is build/build.log" >&2
   exit 1
 fi
+trap - EXIT
