@@ -446,7 +446,7 @@ size_t trace_reader::string_count() {
 size_t trace_reader::file_count() {
   return impl_->files.size() - 1;
 }
-size_t trace_reader::thread_count() {
+size_t trace_reader::thread_count() const {
   return impl_->threads.size() - 1;
 }
 

@@ -73,7 +73,7 @@ class trace_reader {
   const std::vector<std::pair<uint64_t, int64_t>>& clock_pairs();
   size_t string_count();
   size_t file_count();
-  size_t thread_count();
+  size_t thread_count() const;
 
   // Events of all threads merged by entry time (ties: thread, then program order).
   class event_stream {

@@ -206,7 +206,7 @@ class rank_backend final : public replay_backend {
     if (ranks_here_ > ::sysconf(_SC_NPROCESSORS_ONLN)) options.start_spin_ns = 0;
     // A rank's threads would take CPUs another rank's threads here spin on for free ones.
     options.spread = ranks_here_ == 1;
-    return replay_events(trace, target, data, options);
+    return replay_events(trace, target, data, options, choose_loop(trace, options));
   }
   void run_nothing() override { peers_.start_instant(); }
 
@@ -243,6 +243,7 @@ std::optional<failed> merge_ranks(const std::vector<std::vector<uint8_t>>& all,
     row.idle = r->idle;
     row.events = s.events;
     row.threads = s.threads;
+    row.backend = s.backend;
     row.wall_ns = s.wall_ns;
     row.clock_offset_ns = r->clock_offset_ns;
     row.lateness = s.lateness;
@@ -263,6 +264,7 @@ std::optional<failed> merge_ranks(const std::vector<std::vector<uint8_t>>& all,
     total.wall_ns = std::max(total.wall_ns, wall);
   }
   total.flow = flow;
+  total.backend = "mpi";
   total.stopped = first_failure
                       ? fmt::format("rank {}: {}", first_failure->rank, first_failure->why)
                       : std::string();

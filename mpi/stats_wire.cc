@@ -59,6 +59,7 @@ std::vector<uint8_t> to_wire(const rank_result& r) {
                   {"by_cause", s.by_cause},
                   {"first", std::move(first)},
                   {"timed", s.timed},
+                  {"backend", s.backend},
                   {"lateness", s.lateness.to_wire()},
                   {"op_bound_lateness", s.op_bound_lateness.to_wire()},
                   {"timeline", std::move(timeline)},
@@ -126,6 +127,7 @@ result<rank_result> from_wire(const std::vector<uint8_t>& bytes) {
           {m.at(0), m.at(1), static_cast<op>(k), m.at(3), m.at(4), m.at(5)});
     }
     s.timed = j.at("timed");
+    s.backend = j.at("backend");
     s.lateness = latency_histogram::from_wire(j.at("lateness"));
     s.op_bound_lateness = latency_histogram::from_wire(j.at("op_bound_lateness"));
     for (const json& t : j.at("timeline")) s.timeline.push_back({t.at(0), t.at(1), t.at(2)});

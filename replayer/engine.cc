@@ -205,13 +205,7 @@ void dispatcher::recycle() {
   }
 }
 
-// Settling ops on a helper thread pays only where it can run beside the replay thread.
-bool settle_ahead_possible(const engine_options& o) {
-  cpu_set_t cpus;
-  return o.decode_ahead && ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 1;
-}
-
-replay_stats dispatcher::run() {
+replay_stats dispatcher::run(replay_loop loop) {
   raise_fd_limit();
   // The wall time includes reading the first events: decoding is part of a replay's cost.
   // The schedule's clock starts later, at the first op, so decoding makes no op late.
@@ -219,10 +213,8 @@ replay_stats dispatcher::run() {
   auto events = reader_.events();
   event e;
   const bool any = next(events, e);
-  // One recorded thread, issued elsewhere: its ops are settled here as another's.
-  const bool single = reader_.thread_count() <= 1 && (!peers_ || peers_->issues(1));
   std::unique_ptr<op_batches> ahead;
-  if (any && single && settle_ahead_possible(opt_)) ahead = std::make_unique<op_batches>();
+  if (any && loop == replay_loop::settled_ahead) ahead = std::make_unique<op_batches>();
   clock_ = schedule_clock(opt_.timing, any ? e.ts : 0);
   if (peers_) {
     const uint64_t at = peers_->start_instant();
@@ -240,10 +232,10 @@ replay_stats dispatcher::run() {
   last_progress_ = clock_.start_ns();
   total_.timed = clock_.timed();
   if (any) {
-    if (single)
-      run_single(events, e, ahead.get());
-    else
+    if (loop == replay_loop::lanes)
       run_lanes(events, e);
+    else
+      run_single(events, e, ahead.get());
   }
   total_.wall_ns = monotonic_ns() - wall_start;
   // The others may still wait for this process's word (or it for theirs) until all are done.
@@ -258,10 +250,41 @@ replay_stats dispatcher::run() {
 
 namespace fsrr {
 
+std::string_view name(replay_loop loop) {
+  switch (loop) {
+    case replay_loop::inline_single: return "inline";
+    case replay_loop::settled_ahead: return "settled-ahead";
+    case replay_loop::lanes: return "lanes";
+  }
+  return "?";
+}
+
+replay_loop choose_loop(const trace_reader& trace, const engine_options& options) {
+  // One recorded thread, issued elsewhere: its ops are settled here as another's, in a lane.
+  const bool single =
+      trace.thread_count() <= 1 && (!options.peers || options.peers->issues(1));
+  if (!single) return replay_loop::lanes;
+  // Settling ops on a helper thread pays only where it can run beside the replay thread.
+  cpu_set_t cpus;
+  const bool second_cpu =
+      ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 1;
+  return options.decode_ahead && second_cpu ? replay_loop::settled_ahead
+                                            : replay_loop::inline_single;
+}
+
+replay_stats replay_events(trace_reader& trace, const target_root& target, const data_source& data,
+                           const engine_options& options, replay_loop loop) {
+  // The single-thread loops cannot take a trace of several threads (or one issued elsewhere).
+  if (choose_loop(trace, options) == replay_loop::lanes) loop = replay_loop::lanes;
+  engine_detail::dispatcher d(trace, target, data, options);
+  replay_stats stats = d.run(loop);
+  stats.backend = name(loop);
+  return stats;
+}
+
 replay_stats replay_events(trace_reader& trace, const target_root& target, const data_source& data,
                            const engine_options& options) {
-  engine_detail::dispatcher d(trace, target, data, options);
-  return d.run();
+  return replay_events(trace, target, data, options, choose_loop(trace, options));
 }
 
 }  // namespace fsrr

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "cpu_spread.h"
+#include "engine.h"
 #include "engine_options.h"
 #include "report.h"
 #include "lane_queue.h"
@@ -136,7 +137,7 @@ struct op_batches {
 class dispatcher {
  public:
   dispatcher(trace_reader& r, const target_root& t, const data_source& d, const engine_options& o);
-  replay_stats run();
+  replay_stats run(replay_loop loop);
 
  private:
   void prepare(work_item& w, const event& e);

@@ -74,7 +74,7 @@ result<void> replay_job::prepare() {
 }
 
 replay_outcome replay_job::run() {
-  local_backend local;
+  local_backend local = local_backend::for_trace(s_->trace);
   return run(local);
 }
 
@@ -101,6 +101,7 @@ replay_outcome replay_job::run(replay_backend& backend) {
     s.progress.clear();
   } else {
     backend.run_nothing();
+    rep.replay.backend = "none";  // no op to issue
     // A tree-only trace: building the tree is the whole job, and what the report measures.
     rep.replay.wall_ns = rep.prepare.wall_ns;
     rep.replay.bytes_written = rep.prepare.bytes;

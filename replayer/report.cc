@@ -226,6 +226,7 @@ std::string report_json(const replay_report& r) {
   j["write_mib_per_s"] = mib_per_s(s.bytes_written, s.wall_ns);
   j["files_per_s"] = per_s(s.files, s.wall_ns);
   j["mismatches"] = s.mismatches;
+  j["backend"] = s.backend;
   // environment-dependent results (environment.h): op -> count, and by cause
   nlohmann::json diff = nlohmann::json::object(), causes = nlohmann::json::object();
   for (size_t i = 0; i < op_count; ++i)
@@ -268,6 +269,7 @@ std::string report_json(const replay_report& r) {
                             {"idle", k.idle},
                             {"events", k.events},
                             {"threads", k.threads},
+                            {"backend", k.backend},
                             {"wall_ns", k.wall_ns},
                             {"clock_offset_ns", k.clock_offset_ns},
                             {"dependency_waits", k.remote_waits},

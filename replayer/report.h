@@ -118,6 +118,9 @@ struct replay_stats {
   uint64_t wall_ns = 0;
   uint64_t events = 0;   // events taken from the trace
   uint32_t threads = 0;  // replay threads used
+  // How the ops reached the kernel (backend.h): inline, settled-ahead or lanes; "mpi" for
+  // the ranks' merged report, each rank's own in its row.
+  std::string backend;
   // Threads that ran SCHED_FIFO (--realtime): the replay threads (one started again for a
   // thread's events after its exit counts again) and the thread that hands them their ops.
   uint32_t realtime_threads = 0;
@@ -162,6 +165,7 @@ struct rank_report {
   bool idle = false;  // no recorded process was its to replay
   uint64_t events = 0;
   uint32_t threads = 0;
+  std::string backend;  // the loop it issued its share through
   uint64_t wall_ns = 0;
   int64_t clock_offset_ns = 0;           // its CLOCK_MONOTONIC minus rank 0's
   latency_histogram lateness;            // timed modes

@@ -140,12 +140,14 @@ void check_four_ranks(const replayed& r) {
     CHECK(row["rank"] == k);
     CHECK(row["events"].get<uint64_t>() > 0);
     CHECK(row["idle"] == false);
+    CHECK(row["backend"] == "lanes");  // a trace of several threads, each rank's share settled
     CHECK(row.contains("host"));
     CHECK(row.contains("wall_ns"));
     CHECK(row.contains("clock_offset_ns"));
     CHECK(row.contains("dependency_waits"));
   }
   CHECK(r.report["start_skew_ns"].is_number());
+  CHECK(r.report["backend"] == "mpi");
   CHECK(r.report.contains("dependency_waits"));
   CHECK(fsrr_lines(r.err).empty());
 }

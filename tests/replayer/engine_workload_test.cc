@@ -57,6 +57,33 @@ TEST_CASE("a recorded rsync replays across three processes in recorded order") {
   CHECK(count(s, op::lstat) == 60);
 }
 
+TEST_CASE("each local loop replays a recorded cp -a alike, and a trace of three threads takes lanes") {
+  for (const replay_loop loop :
+       {replay_loop::inline_single, replay_loop::settled_ahead, replay_loop::lanes}) {
+    SECTION(std::string(name(loop))) {
+      replay_fixture f;
+      record_cp(f.trace, 40);
+      const replay_stats s = f.replay(afap(), {}, loop);
+      CHECK(s.backend == name(loop));
+      CHECK(s.stopped.empty());
+      CHECK(s.mismatches == 0);
+      CHECK(s.threads == 1);
+      CHECK(count(s, op::openat) == 82);
+      CHECK(count(s, op::copy_file_range) == 40 + 32);
+      for (int i = 0; i < 40; ++i)
+        CHECK(f.size(fmt::format("dst/f{}", i)) == static_cast<long long>(file_size(i)));
+    }
+  }
+  SECTION("three threads asked to run inline") {
+    replay_fixture f;
+    record_rsync(f.trace, 30);
+    const replay_stats s = f.replay(afap(), {}, replay_loop::inline_single);
+    CHECK(s.backend == "lanes");
+    CHECK(s.threads == 3);
+    CHECK(s.mismatches == 0);
+  }
+}
+
 TEST_CASE("a recorded dd oflag=sync replays its synchronous writes") {
   replay_fixture f;
   {
@@ -204,6 +231,7 @@ TEST_CASE("run_replay prepares the tree then replays the events and reports them
   CHECK(j["ops"]["openat"]["count"] == 22);
   CHECK(j["mismatches"] == 0);
   CHECK(j["prepare"]["files"] == 10);
+  CHECK(j["backend"] != "lanes");  // one recorded thread: inline or settled ahead
   CHECK_FALSE(j.contains("lateness_ns"));
   CHECK(format_outcome(out).find("copy_file_range") != std::string::npos);
   CHECK(f.size("dst/f3") == static_cast<long long>(file_size(3)));
@@ -215,6 +243,7 @@ TEST_CASE("a recorded cp -a replays alike when the replaying thread decodes it t
   engine_options o = afap();
   o.decode_ahead = false;
   const replay_stats s = f.replay(o);
+  CHECK(s.backend == "inline");
   CHECK(s.stopped.empty());
   CHECK(s.mismatches == 0);
   CHECK(s.threads == 1);

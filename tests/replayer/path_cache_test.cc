@@ -1,6 +1,8 @@
 // The dispatcher's path cache: resolved paths live in generations that are freed once the
 // ops queued before their retirement are done, so its memory follows the ops in flight, not
 // the trace's paths; and a replay resolves alike whatever the generation's size.
+#include <sched.h>
+
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
@@ -77,6 +79,7 @@ TEST_CASE("replays resolve alike when every op's paths outlive their generation"
     CHECK(s.stopped.empty());
     CHECK(s.mismatches == 0);
     CHECK(s.threads == 3);
+    CHECK(s.backend == "lanes");
     for (int i = 0; i < 30; ++i) {
       CHECK(f.size(fmt::format("dst/f{}", i)) == static_cast<long long>(file_size(i)));
       CHECK_FALSE(f.exists(fmt::format("dst/.f{}.XXXXXX", i)));
@@ -88,6 +91,10 @@ TEST_CASE("replays resolve alike when every op's paths outlive their generation"
       record_cp(f.trace, 40);
       o.decode_ahead = ahead;
       const replay_stats s = f.replay(o);
+      // A helper thread settles ahead only where it has a CPU of its own.
+      cpu_set_t cpus;
+      REQUIRE(::sched_getaffinity(0, sizeof cpus, &cpus) == 0);
+      CHECK(s.backend == (ahead && CPU_COUNT(&cpus) > 1 ? "settled-ahead" : "inline"));
       CHECK(s.stopped.empty());
       CHECK(s.mismatches == 0);
       CHECK(count(s, op::openat) == 82);

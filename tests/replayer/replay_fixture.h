@@ -2,6 +2,8 @@
 // `fsrr replay` does (prepare the initial tree, then the events) and inspects the target.
 #pragma once
 
+#include <optional>
+
 #include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -66,13 +68,15 @@ struct replay_fixture {
     ::mkdir(target.c_str(), 0755);
   }
 
-  replay_stats replay(const engine_options& o = afap(), data_spec data = {}) {
+  // Through the loop given, or the one the engine picks.
+  replay_stats replay(const engine_options& o = afap(), data_spec data = {},
+                      std::optional<replay_loop> loop = std::nullopt) {
     trace_reader r = or_throw(trace_reader::open(trace));
     target_root t = or_throw(target_root::open(target));
     data_source d(data);
     prepare_options p;
     or_throw(prepare_tree(r, t, d, p));
-    return replay_events(r, t, d, o);
+    return loop ? replay_events(r, t, d, o, *loop) : replay_events(r, t, d, o);
   }
 
   // st_size of TARGET/rel, -1 if it does not exist.
