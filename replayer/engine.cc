@@ -91,6 +91,7 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
   shared_.issue_all = o.issue_all;
   shared_.same_engines = o.same_engines;
   shared_.mmap_as_write = o.mmap_as_write;
+  shared_.timed = o.timing.mode != timing_mode::afap;
   shared_.privilege = o.privilege;
   shared_.listed_mismatches = o.listed_mismatches;
   depth_ = static_cast<uint32_t>(

@@ -55,6 +55,8 @@ struct engine_requests::request {
   uint32_t queue = 0;
   bool busy = false;
   size_t index = 0;  // in slots_: the request's user_data
+  int fd = -1;       // the replay fd it works on
+  uint64_t from = 0, to = UINT64_MAX;  // the bytes it reads or writes; all: the whole file
   ring* g = nullptr;
   context* c = nullptr;
   uint8_t* buf = nullptr;  // a write's bytes, page-aligned (O_DIRECT)
@@ -78,6 +80,7 @@ struct engine_requests::request {
 struct engine_requests::ring {
   io_uring u{};
   bool live = false;       // set up: its fd is the ring's (else 0, which must stay open)
+  unsigned busy = 0;       // its requests in flight
   bool ftruncate = false;  // the kernel has IORING_OP_FTRUNCATE (6.9)
   unsigned queued = 0;     // SQEs not yet submitted
   std::deque<request*> pending;  // their requests, in queue order
@@ -96,6 +99,7 @@ struct engine_requests::ring {
 
 struct engine_requests::context {
   aio_context_t id = 0;
+  unsigned busy = 0;  // its requests in flight
   std::vector<iocb*> queued;
   ~context() {
     if (id) io_destroy(id);
@@ -174,14 +178,20 @@ engine_requests::context* engine_requests::context_of(uint32_t queue) {
   return c.get();
 }
 
+uint64_t engine_requests::recorded_depth(engine en, uint32_t queue, uint64_t ts) {
+  auto& heap = recorded_[{static_cast<int>(en), queue}];
+  while (!heap.empty() && heap.top() <= ts) heap.pop();
+  return heap.size() + 1;
+}
+
 void engine_requests::note_depth(engine en, uint32_t queue, uint64_t ts, uint64_t done) {
   engine_stats& s = stats_[static_cast<size_t>(en)];
   ++s.requests;
   const uint64_t depth = busy_by_engine_[static_cast<size_t>(en)];
   s.in_flight_sum += depth;
   s.max_in_flight = std::max(s.max_in_flight, depth);
+  recorded_depth(en, queue, ts);
   auto& heap = recorded_[{static_cast<int>(en), queue}];
-  while (!heap.empty() && heap.top() <= ts) heap.pop();
   heap.push(done);
   s.recorded_in_flight_sum += heap.size();
   s.recorded_max_in_flight = std::max<uint64_t>(s.recorded_max_in_flight, heap.size());
@@ -201,6 +211,11 @@ bool engine_requests::submit(const work_item& w, int fd, std::span<const uint8_t
   r->ordinal = ordinal;
   r->g = nullptr;
   r->c = nullptr;
+  r->fd = fd;
+  const bool ranged = (e.kind == op::pread64 || e.kind == op::pwrite64 || e.kind == op::preadv ||
+                       e.kind == op::pwritev) && e.offset >= 0;
+  r->from = ranged ? static_cast<uint64_t>(e.offset) : 0;
+  r->to = ranged ? r->from + e.size : UINT64_MAX;
   if (!data.empty()) {
     if (!r->room(data.size())) {
       free_.push_back(r);
@@ -219,6 +234,8 @@ bool engine_requests::submit(const work_item& w, int fd, std::span<const uint8_t
     return false;
   }
   r->busy = true;
+  if (r->g) ++r->g->busy;
+  if (r->c) ++r->c->busy;
   ++busy_;
   ++busy_by_engine_[static_cast<size_t>(en)];
   r->at = in_flight_.size();
@@ -429,6 +446,8 @@ void engine_requests::flush() {
 void engine_requests::finish(request& r, int64_t res) {
   if (!r.busy) return;
   r.busy = false;
+  if (r.g) --r.g->busy;
+  if (r.c) --r.c->busy;
   --busy_;
   --busy_by_engine_[static_cast<size_t>(r.en)];
   in_flight_[r.at] = in_flight_.back();
@@ -489,6 +508,76 @@ void engine_requests::reap_before(uint64_t ts) {
   }
   // What has completed meanwhile is counted now, not at the next wait.
   for (auto& [q, g] : rings_) reap_ring(*g, false);
+}
+
+void engine_requests::reap_for(const event& e, int fd) {
+  if (!busy_) return;
+  // What has completed is counted now: a ring's completions are read without a syscall.
+  for (auto& [q, g] : rings_)
+    if (g->busy) reap_ring(*g, false);
+  const engine en = engine_of(e.via);
+  const uint32_t queue = queue_of(e.via);
+  // A linked chain goes whole, with no wait for room inside it: it starts where the recorded
+  // order allows, so no more are in flight with it than were.
+  const auto chain_ring = rings_.find(queue);
+  if ((sqe_flags_of(e.via) & (sqe_link | sqe_hardlink)) ||
+      (en == engine::io_uring && chain_ring != rings_.end() && chain_ring->second->link_open)) {
+    reap_before(e.ts);
+    return;
+  }
+  const bool ranged = (e.kind == op::pread64 || e.kind == op::pwrite64 ||
+                       e.kind == op::preadv || e.kind == op::pwritev) && e.offset >= 0;
+  const uint64_t from = ranged ? static_cast<uint64_t>(e.offset) : 0;
+  const uint64_t to = ranged ? from + e.size : UINT64_MAX;
+  for (size_t i = 0; i < in_flight_.size();) {
+    request& r = *in_flight_[i];
+    const bool depends = r.fd == fd && r.from < to && from < r.to && r.recorded_done <= e.ts;
+    if (!depends || (r.g && r.g->link_open)) {  // a chain being queued stays whole
+      ++i;
+      continue;
+    }
+    reap(r);  // it leaves in_flight_, others may too, and the order changes: from the start
+    i = 0;
+  }
+  uint64_t& deepest = deepest_[{static_cast<int>(en), queue}];
+  deepest = std::max(deepest, recorded_depth(en, queue, e.ts));
+  for (;;) {
+    const auto g = en == engine::io_uring ? rings_.find(queue) : rings_.end();
+    const auto c = en == engine::aio ? contexts_.find(queue) : contexts_.end();
+    const unsigned busy = g != rings_.end()      ? g->second->busy
+                          : c != contexts_.end() ? c->second->busy
+                                                 : 0;
+    if (busy < deepest) return;
+    if (!wait_for_room(en, queue)) return;
+  }
+}
+
+// Waits for any request of the queue to complete, as a program at its queue depth does.
+bool engine_requests::wait_for_room(engine en, uint32_t queue) {
+  if (en == engine::io_uring) {
+    ring& g = *rings_.at(queue);
+    if (g.link_open) return false;  // a chain being queued stays whole
+    if (g.queued) submit_ring(g);
+    if (!g.busy) return false;
+    if (!reap_ring(g, true)) {  // its completions cannot be had: the oldest counts as failed
+      for (request* r : in_flight_)
+        if (r->g == &g) {
+          finish(*r, -EIO);
+          break;
+        }
+    }
+    return true;
+  }
+  context& c = *contexts_.at(queue);
+  if (!c.queued.empty()) flush();
+  if (!c.busy) return false;
+  if (!reap_context(c, true))
+    for (request* r : in_flight_)
+      if (r->c == &c) {
+        finish(*r, -EIO);
+        break;
+      }
+  return true;
 }
 
 void engine_requests::drain() {

@@ -3,7 +3,11 @@
 // through a context per recorded context. A request is submitted and not waited for; it is
 // reaped once the recorded order needs it: before an op that started after the request had
 // completed in the recording (so at most the recorded requests are in flight at once), before
-// an op that closes an fd, and at the thread's end. Requests queued between two of the
+// an op that closes an fd, and at the thread's end. As fast as possible, a request waits
+// only for what it depends on and for room: the requests on its file whose byte range it
+// overlaps (any, for an op on the whole file) that had completed when it was submitted in
+// the recording, and a free place on its ring or context, which holds no more in flight
+// than the recording's deepest so far (its program's queue depth, as fio's iodepth). Requests queued between two of the
 // thread's recorded io_uring_enter (io_submit) calls go to the kernel in one call, as they
 // went; a linked chain is never split.
 #pragma once
@@ -40,6 +44,9 @@ class engine_requests {
               std::span<uint8_t> sink, uint64_t ordinal);
   // Before an op recorded at `ts`: reaps every request that completed before it started.
   void reap_before(uint64_t ts);
+  // As fast as possible, before request e on replay fd `fd`: reaps what has completed, then
+  // waits for the requests it depends on and for room on its ring or context (above).
+  void reap_for(const event& e, int fd);
   // The thread's recorded io_uring_enter or io_submit: the requests queued so far go now.
   void end_batch() { flush(); }
   void flush();  // submits what is queued, on every ring and context
@@ -66,6 +73,10 @@ class engine_requests {
   bool reap_ring(ring& g, bool wait);  // false: waiting failed
   bool reap_context(context& c, bool wait);
   void note_depth(engine en, uint32_t queue, uint64_t ts, uint64_t done);
+  // The recorded requests of a queue in flight when a request recorded at ts was submitted,
+  // it included.
+  uint64_t recorded_depth(engine en, uint32_t queue, uint64_t ts);
+  bool wait_for_room(engine en, uint32_t queue);  // false: nothing there to wait for
 
   std::array<engine_stats, 4>& stats_;
   done_fn done_;
@@ -81,6 +92,7 @@ class engine_requests {
   // recorded depth a submission met.
   std::map<std::pair<int, uint32_t>, std::priority_queue<uint64_t, std::vector<uint64_t>,
                                                           std::greater<>>> recorded_;
+  std::map<std::pair<int, uint32_t>, uint64_t> deepest_;  // the recorded depth's maximum so far
 };
 
 }  // namespace fsrr

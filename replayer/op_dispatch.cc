@@ -58,6 +58,7 @@ op_runner::op_runner(replay_shared& shared, replay_stats& stats, int32_t tid)
     : s_(shared), stats_(stats), tid_(tid) {}
 
 op_runner::~op_runner() {
+  drop_windows();
   for (auto& d : dirs_)
     if (d.fd >= 0) ::close(d.fd);
   if (wbuf_) ::munmap(wbuf_, wbuf_size_);
@@ -395,6 +396,9 @@ void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns)
 // the target's environment where the recording succeeded gets the recorded effect another way.
 uint64_t op_runner::run(const work_item& w) {
   const event& e = w.ev;
+  // A mapping kept past the thread's other ops would keep an unlinked file's space taken.
+  if (!windows_.empty() && !(has(e.kind, F_VIA) && engine_of(e.via) == engine::mapped))
+    drop_windows();
   if (requests_) before_op(w);
   difference_ = false;
   listing_differs_ = false;
@@ -480,7 +484,8 @@ void op_runner::release(const work_item& w) {
 }
 
 // What must be reaped before w: every request that had completed when w was issued in the
-// recording; all of them before w drops an fd (a request may still use it). A recorded
+// recording (afap, before a request: only those on its file it depends on, and room on its
+// ring); all of them before w drops an fd (a request may still use it). A recorded
 // io_uring_enter or io_submit ends the batch queued before it.
 void op_runner::before_op(const work_item& w) {
   const event& e = w.ev;
@@ -492,8 +497,12 @@ void op_runner::before_op(const work_item& w) {
   const op_class cls = info(e.kind).cls;
   if (!w.fx.released.empty() || e.kind == op::close)
     requests_->drain();
-  else if (cls != op_class::unreplayable && cls != op_class::process)
-    requests_->reap_before(e.ts);
+  else if (cls != op_class::unreplayable && cls != op_class::process) {
+    if (!s_.timed && (en == engine::io_uring || en == engine::aio))
+      requests_->reap_for(e, fd_of(w.fx.h1));
+    else
+      requests_->reap_before(e.ts);
+  }
   acknowledge();
 }
 

@@ -133,6 +133,7 @@ struct replay_shared {
   bool issue_all = false;  // issue calls whose recorded failure came from the environment
   bool same_engines = true;    // engine requests through their engine (engine_requests.h)
   bool mmap_as_write = false;  // mapped stores as pwrite
+  bool timed = false;          // a timed mode: requests keep the recorded depth (engine_requests.h)
   privilege_options privilege;
   size_t listed_mismatches = 10;
   handle_table handles;
@@ -261,6 +262,21 @@ class op_runner {
   uint8_t* wbuf_ = nullptr;
   size_t wbuf_size_ = 0;
   std::unique_ptr<engine_requests> requests_;  // made at the first request
+  // Mapped stores (op_engine_calls.cc): windows of files mapped shared, by device and inode,
+  // kept while the thread does nothing else, each with the pages it has made writable.
+  struct map_window {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    uint64_t start = 0, len = 0;  // the file's bytes mapped
+    uint64_t size = 0;            // the file's size when mapped
+    uint8_t* at = nullptr;
+    std::vector<bool> ready;  // by page: populated for writing
+  };
+  static constexpr size_t map_windows = 8;
+  static constexpr uint64_t window_bytes = uint64_t{256} << 20;  // address space only
+  std::vector<map_window> windows_;
+  map_window* window_for(int fd, uint64_t offset, uint64_t size);
+  void drop_windows();
   progress_counter* done_ = nullptr;
   uint64_t ops_finished_ = 0, acked_ = 0;
   // The last xattr value generated: a copy sets the same ACL on every file.

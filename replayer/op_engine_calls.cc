@@ -2,6 +2,7 @@
 // io_uring and AIO requests handed to the thread's engines (engine_requests.h) and their
 // completions counted, and stores through a shared mapping.
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -76,36 +77,75 @@ void op_runner::settle_all() {
   acknowledge();
 }
 
-// A page stored through a shared mapping of the file, as recorded: mapped and written. A
-// page beyond the replayed file's end (SIGBUS) or a file that cannot be mapped (opened
-// write-only) is written with pwrite instead, counted under as_syscalls.
+// A page stored through a shared mapping of the file, as recorded: written through a window
+// of the file mapped shared, its pages made writable first (a file system that cannot back
+// them, ENOSPC or EIO, says so there, where a store would raise SIGBUS). A page beyond the
+// replayed file's end or a file that cannot be mapped (opened write-only) is written with
+// pwrite instead, counted under as_syscalls.
 int64_t op_runner::mapped_store(const work_item& w, int fd, std::span<const uint8_t> bytes) {
   engine_stats& st = stats_.engines[static_cast<size_t>(engine::mapped)];
   const event& e = w.ev;
-  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  const uint64_t start = static_cast<uint64_t>(e.offset) & ~(page - 1);
-  const uint64_t len = static_cast<uint64_t>(e.offset) - start + bytes.size();
-  struct stat st_file;
-  void* map = MAP_FAILED;
-  if (!bytes.empty() && ::fstat(fd, &st_file) == 0 &&
-      static_cast<uint64_t>(st_file.st_size) >= static_cast<uint64_t>(e.offset) + bytes.size())
-    map = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(start));
-  // The pages made writable first: a file system that cannot back them (ENOSPC, EIO) says
-  // so here, where a store would raise SIGBUS.
-  if (map != MAP_FAILED && ::madvise(map, len, MADV_POPULATE_WRITE) != 0) {
-    ::munmap(map, len);
-    map = MAP_FAILED;
-  }
-  if (map == MAP_FAILED) {
+  map_window* win =
+      bytes.empty() ? nullptr : window_for(fd, static_cast<uint64_t>(e.offset), bytes.size());
+  if (!win) {
     ++st.as_syscalls;
     return sys(::pwrite(fd, bytes.data(), bytes.size(), e.offset));
   }
-  std::memcpy(static_cast<uint8_t*>(map) + (static_cast<uint64_t>(e.offset) - start),
-              bytes.data(), bytes.size());
-  ::munmap(map, len);
+  std::memcpy(win->at + (static_cast<uint64_t>(e.offset) - win->start), bytes.data(),
+              bytes.size());
   ++st.requests;
   ++st.submits;
   return static_cast<int64_t>(bytes.size());
+}
+
+// The window of fd's file that holds [offset, offset + size), mapped and its pages there made
+// writable; null where that cannot be had.
+op_runner::map_window* op_runner::window_for(int fd, uint64_t offset, uint64_t size) {
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < offset + size) return nullptr;
+  const auto file_size = static_cast<uint64_t>(st.st_size);
+  map_window* win = nullptr;
+  for (auto it = windows_.begin(); it != windows_.end(); ++it) {
+    if (it->dev != st.st_dev || it->ino != st.st_ino) continue;
+    if (file_size < it->size) {  // cut since: its pages past the end are gone
+      ::munmap(it->at, it->len);
+      windows_.erase(it);
+      break;
+    }
+    if (offset >= it->start && offset + size <= it->start + it->len) {
+      win = &*it;
+      break;
+    }
+  }
+  if (!win) {
+    const uint64_t start = offset & ~(window_bytes - 1);
+    const uint64_t end = std::min(start + window_bytes, (file_size + page - 1) & ~(page - 1));
+    if (offset + size > end) return nullptr;  // across windows: not kept
+    void* map = ::mmap(nullptr, end - start, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                       static_cast<off_t>(start));
+    if (map == MAP_FAILED) return nullptr;
+    if (windows_.size() == map_windows) {
+      ::munmap(windows_.front().at, windows_.front().len);
+      windows_.erase(windows_.begin());
+    }
+    windows_.push_back({st.st_dev, st.st_ino, start, end - start, file_size,
+                        static_cast<uint8_t*>(map), std::vector<bool>((end - start) / page)});
+    win = &windows_.back();
+  }
+  const uint64_t first = (offset - win->start) / page;
+  const uint64_t last = (offset + size - 1 - win->start) / page;
+  for (uint64_t p = first; p <= last; ++p) {
+    if (win->ready[p]) continue;
+    if (::madvise(win->at + p * page, page, MADV_POPULATE_WRITE) != 0) return nullptr;
+    win->ready[p] = true;
+  }
+  return win;
+}
+
+void op_runner::drop_windows() {
+  for (const map_window& w : windows_) ::munmap(w.at, w.len);
+  windows_.clear();
 }
 
 }  // namespace fsrr
