@@ -483,23 +483,25 @@ void decoder::bind(uint64_t files, int fd, const fsrr_file& f, file_id id, path_
 
 void decoder::bind_nonfile(uint64_t files, int fd, const fsrr_file& f, fd_kind kind) {
   fd_entry e{.kfile = f.file, .nonfile = true, .kind = kind};
-  switch (f.mode & S_IFMT) {
-    case S_IFIFO:  // both ends of a pipe are one inode
-      e.stream_out = e.stream_in = w_.intern_file({user_dev(f.dev), f.ino, 0, S_IFIFO});
-      break;
-    case S_IFSOCK:  // only Unix sockets have a peer the trace may hold
-      if (f.peer) {
-        e.stream_out = socket_stream(f.sk, f.ino);
-        e.stream_in = socket_stream(f.peer, 0);
-      }
-      break;
-    case S_IFCHR:  // what a device yields (/dev/zero: zeros); a tty's input is a person's
-      if (kind != fd_kind::tty) e.stream_in = w_.intern_file({user_dev(f.rdev), 0, 0, S_IFCHR});
-      break;
-    default:
-      break;
-  }
+  std::tie(e.stream_out, e.stream_in) = stream_ends(f, kind);
   fds_.bind(files, fd, e);
+}
+
+std::pair<file_id, file_id> decoder::stream_ends(const fsrr_file& f, fd_kind kind) {
+  switch (f.mode & S_IFMT) {
+    case S_IFIFO: {  // both ends of a pipe are one inode
+      const file_id pipe = w_.intern_file({user_dev(f.dev), f.ino, 0, S_IFIFO});
+      return {pipe, pipe};
+    }
+    case S_IFSOCK:  // only Unix sockets have a peer the trace may hold
+      if (f.peer) return {socket_stream(f.sk, f.ino), socket_stream(f.peer, 0)};
+      return {no_id, no_id};
+    case S_IFCHR:  // what a device yields (/dev/zero: zeros); a tty's input is a person's
+      if (kind != fd_kind::tty) return {no_id, w_.intern_file({user_dev(f.rdev), 0, 0, S_IFCHR})};
+      return {no_id, no_id};
+    default:
+      return {no_id, no_id};
+  }
 }
 
 // Streams of sockets have no device: dev ~0 keeps them apart from every inode.

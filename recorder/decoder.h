@@ -111,6 +111,8 @@ class decoder {
   void on_fd(std::span<const uint8_t> record);
   void on_uring(std::span<const uint8_t> record);  // engine_events.cc
   void on_uring_names(std::span<const uint8_t> record);
+  // An io_uring request's bytes through a pipe or a Unix socket (engine_events.cc).
+  void uring_stream(const fsrr_uring& h, const fsrr_file& f, fd_kind kind, task& t, int32_t tid);
   int32_t fixed_fd(uint64_t files, const fsrr_uring_sub& sub, uint64_t file);
   // An io_uring request on names (open, close, statx, rename, ...), decoded as the syscall
   // that does the same; false if it cannot be (a direct descriptor, names not seen).
@@ -177,6 +179,9 @@ class decoder {
   observed observe(const fsrr_file& f, const fsrr_attr* a, file_id id) const;
   void bind(uint64_t files, int fd, const fsrr_file& f, file_id id, path_id path, bool cloexec);
   void bind_nonfile(uint64_t files, int fd, const fsrr_file& f, fd_kind kind);
+  // The streams a pipe, Unix socket or device is written into and read from (no_id: none
+  // the trace follows).
+  std::pair<file_id, file_id> stream_ends(const fsrr_file& f, fd_kind kind);
   // The stream a Unix socket's struct sock * (`ino`: its inode, 0 if only named as a peer)
   // sends into; a new one if the pointer now belongs to another socket.
   file_id socket_stream(uint64_t sk, uint64_t ino);

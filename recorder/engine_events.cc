@@ -10,7 +10,8 @@
 // is an fd the fd table does not know (or knows for another file). A request cancelled
 // before it ran (-ECANCELED) is counted, not replayed. Requests the replay cannot repeat yet
 // (opens, closes, names, stat, splice, driver commands) make the trace incomplete; those on
-// no file (NOP, timeouts, polls) and on sockets and pipes are counted.
+// no file (NOP, timeouts, polls) and on sockets and pipes are counted, and the bytes moved
+// through a pipe or a Unix socket are stream events (uring_stream), as the syscalls' are.
 #include <fcntl.h>
 
 #include <algorithm>
@@ -39,6 +40,12 @@ enum : uint8_t {
   uring_ftruncate = 55,
   uring_readv_fixed = 60,
   uring_writev_fixed = 61,
+  uring_sendmsg = 9,
+  uring_recvmsg = 10,
+  uring_send = 26,
+  uring_recv = 27,
+  uring_send_zc = 47,
+  uring_sendmsg_zc = 48,
 };
 
 // Requests that open, close, name, stat or splice files, or pass a command through to a
@@ -253,6 +260,7 @@ void decoder::on_uring(std::span<const uint8_t> record) {
   const uint64_t files = sub.files ? sub.files : t.files;
   if (const auto kind = nonfile_kind(*f)) {  // a socket's SEND, a pipe's READ: counted
     w_.add_nonfile(op::io_uring_enter, *kind);
+    uring_stream(*h, *f, *kind, t, tid);
     return;
   }
 
@@ -302,6 +310,54 @@ void decoder::on_uring(std::span<const uint8_t> record) {
   e.via = make_via(engine::io_uring, queue_number(sub.ring), sqe,
                    (fixed_buffer ? via_fixed_buffer : 0) | (sub.sqpoll ? via_sqpoll : 0));
   tree_.settle_pending(e.ts);
+  w_.append(e);
+}
+
+// The bytes a request moved through a pipe, a FIFO or a Unix socket (READ, WRITE and their
+// vectored and fixed-buffer forms, SEND, RECV, SENDMSG, RECVMSG, the zero-copy sends): a
+// stream event, as stream_op makes of the syscalls, so that a copy through io_uring copies.
+void decoder::uring_stream(const fsrr_uring& h, const fsrr_file& f, fd_kind kind, task& t,
+                           int32_t tid) {
+  const fsrr_uring_sub& sub = h.sub;
+  if (h.res <= 0) return;
+  bool out;
+  switch (sub.opcode) {
+    case uring_readv:
+    case uring_read_fixed:
+    case uring_read:
+    case uring_readv_fixed:
+    case uring_recvmsg:
+    case uring_recv:
+      out = false;
+      break;
+    case uring_writev:
+    case uring_write_fixed:
+    case uring_write:
+    case uring_writev_fixed:
+    case uring_sendmsg:
+    case uring_send:
+    case uring_send_zc:
+    case uring_sendmsg_zc:
+      out = true;
+      break;
+    default:
+      return;
+  }
+  const auto [written, read] = stream_ends(f, kind);
+  const file_id stream = out ? written : read;
+  if (stream == no_id) return;
+  event e;
+  e.kind = out ? op::stream_write : op::stream_read;
+  e.aux = static_cast<uint64_t>(out ? op::write : op::read);
+  e.ts = trace_time(h.h.ts);
+  e.dur = h.dur;
+  e.result = h.res;
+  // the bytes asked for, where the request says (a READ's or WRITE's length; a SEND's is not
+  // read): at least the bytes moved
+  e.size = std::max<uint64_t>(sub.len, static_cast<uint64_t>(h.res));
+  e.fd = sub.fd;
+  e.file = stream;
+  e.thread = thread_of(t, tid);
   w_.append(e);
 }
 

@@ -260,6 +260,26 @@ TEST_CASE("io_uring requests on names are recorded as the syscalls doing the sam
   replays_through(work.path(), "io_uring", 28 + 2, 30);
 }
 
+TEST_CASE("bytes a ring moves through a socket pair and a pipe carry the data flow, so the copy copies") {
+  if (!can_record()) return;
+  temp_dir work("/dev/shm");
+  const auto info = record_and_replay(work.path(), fmt::format("{} . streams", URING_WRITER), 20);
+  // SEND and WRITE into the pipe; RECV and READ from it
+  CHECK(info["ops"]["stream_write"] == 2);
+  CHECK(info["ops"]["stream_read"] == 2);
+  CHECK(info["bytes_written"] == 70736 + 16384 + 4096);  // the files': data, other, third, copies
+  // Replayed with random bytes, the copies hold what `data` holds, as they did (the paths
+  // were absolute: the files are under again/ at the same path)
+  const int copied = run(fmt::format(
+      "cd {1} && mkdir again && {0} replay t.trace again --timing afap --data random --seed 7 "
+      "--no-progress >again.log 2>&1 && d=again{1} && head -c 16384 $d/data >want && "
+      "cmp want $d/copy && head -c 4096 $d/data >want2 && cmp want2 $d/copy2 && "
+      "! cmp -s -n 16384 want /dev/zero",
+      FSRR_BIN, work.path()));
+  INFO(slurp(work / "again.log"));
+  CHECK(copied == 0);
+}
+
 TEST_CASE("an io_uring open into a fixed-file slot leaves the trace incomplete, saying so") {
   if (!can_record()) return;
   temp_dir work("/dev/shm");

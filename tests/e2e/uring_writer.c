@@ -10,7 +10,10 @@
  * `d`; openat `d/new` (O_CREAT); a write of 4096 bytes to it linked to an fsync linked to its
  * close; statx of `d/new`; renameat to `d/renamed`; linkat `d/hard`; symlinkat `d/soft` ->
  * `renamed`; unlinkat `d/hard`; an openat of `d/missing` that fails (ENOENT); openat2 of
- * `data` read-only and its close. With "direct" it opens `data` into a fixed-file slot (a
+ * `data` read-only and its close. With "streams" a child process reads the first 16 KiB of
+ * `data` through a ring of its own, SENDs them over a Unix socket pair, reads the first 4 KiB
+ * again and WRITEs them into a pipe; the parent RECVs the 16 KiB, writes them to `copy`, READs the 4 KiB from
+ * the pipe and writes them to `copy2`: copies made through rings, byte for byte. With "direct" it opens `data` into a fixed-file slot (a
  * direct descriptor), which fsrr does not follow. Exit 0 on success. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static struct io_uring ring;
@@ -181,6 +186,41 @@ int main(int argc, char** argv) {
     }
     io_uring_prep_close(sqe(), fd);
     complete(1, 0);
+  }
+  if (argc > 2 && strcmp(argv[2], "streams") == 0) {
+    static char buf[16384], got[16384];
+    int sv[2], pipefd[2], copy, copy2, status;
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) die("socketpair", errno);
+    if (pipe(pipefd) < 0) die("pipe", errno);
+    pid_t child = fork();
+    if (child < 0) die("fork", errno);
+    if (child == 0) { /* a ring of its own: what it reads, it sends */
+      if ((r = io_uring_queue_init(8, &ring, 0)) < 0) die("io_uring_queue_init", r);
+      io_uring_prep_read(sqe(), data, buf, sizeof buf, 0);
+      complete(1, sizeof buf);
+      io_uring_prep_send(sqe(), sv[0], buf, sizeof buf, 0);
+      complete(1, sizeof buf);
+      io_uring_prep_read(sqe(), data, buf, 4096, 0);
+      complete(1, 4096);
+      io_uring_prep_write(sqe(), pipefd[1], buf, 4096, -1);
+      complete(1, 4096);
+      _exit(0);
+    }
+    if (waitpid(child, &status, 0) != child || status != 0) die("child", ECHILD);
+    io_uring_prep_recv(sqe(), sv[1], got, sizeof got, MSG_WAITALL);
+    complete(1, sizeof got);
+    snprintf(path, sizeof path, "%s/copy", argv[1]);
+    if ((copy = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0) die(path, errno);
+    io_uring_prep_write(sqe(), copy, got, sizeof got, 0);
+    complete(1, sizeof got);
+    io_uring_prep_read(sqe(), pipefd[0], buf, 4096, -1);
+    complete(1, 4096);
+    snprintf(path, sizeof path, "%s/copy2", argv[1]);
+    if ((copy2 = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0) die(path, errno);
+    io_uring_prep_write(sqe(), copy2, buf, 4096, 0);
+    complete(1, 4096);
+    close(copy);
+    close(copy2);
   }
   if (argc > 2 && strcmp(argv[2], "direct") == 0) {
     snprintf(path, sizeof path, "%s/data", argv[1]);
