@@ -28,6 +28,10 @@
 #define FSRR_IORING_OP_MKDIRAT 37
 #define FSRR_IORING_OP_SYMLINKAT 38
 #define FSRR_IORING_OP_LINKAT 39
+#define FSRR_IORING_OP_FSETXATTR 41
+#define FSRR_IORING_OP_SETXATTR 42
+#define FSRR_IORING_OP_FGETXATTR 43
+#define FSRR_IORING_OP_GETXATTR 44
 #define FSRR_IORING_OP_FTRUNCATE 55
 #define FSRR_IORING_OP_READV_FIXED 60
 #define FSRR_IORING_OP_WRITEV_FIXED 61
@@ -70,6 +74,7 @@ int BPF_PROG(fsrr_uring_submit, struct io_kiocb* req) {
   struct io_mkdir* mkdir = cmd;
   struct io_link* link = cmd;
   struct io_close* close = cmd;
+  struct io_xattr* xattr = cmd;
   __u64 key = (__u64)req, name0 = 0, name1 = 0;
 
   if (!bpf_task_storage_get(&state, cur, 0, 0)) {
@@ -172,12 +177,25 @@ int BPF_PROG(fsrr_uring_submit, struct io_kiocb* req) {
       sub.fd = BPF_CORE_READ(close, fd);
       sub.aux = BPF_CORE_READ(close, file_slot);
       break;
+    case FSRR_IORING_OP_SETXATTR: /* a path (at the cwd), then as the fd forms */
+    case FSRR_IORING_OP_GETXATTR:
+      sub.fd = AT_FDCWD;
+      name0 = filename_of(BPF_CORE_READ(xattr, filename));
+      /* fall through */
+    case FSRR_IORING_OP_FSETXATTR:
+    case FSRR_IORING_OP_FGETXATTR:
+      /* the attribute's name (struct xattr_name begins with it) and the value's size, as
+       * the kernel copied them at submission */
+      sub.len = BPF_CORE_READ(xattr, ctx.size);
+      sub.op_flags = BPF_CORE_READ(xattr, ctx.flags);
+      name1 = (__u64)BPF_CORE_READ(xattr, ctx.kname);
+      break;
   }
   if (bpf_map_update_elem(&uring_inflight, &key, &sub, BPF_ANY)) {
     count(FSRR_C_URING_FULL);
     return 0;
   }
-  if (name0) {
+  if (name0 || name1) {
     /* What a relative name needs to be resolved: the cwd, or its dirfd described */
     struct task_state* s = bpf_task_storage_get(&state, owner, 0, 0);
     struct task_struct* task = KPTR(task_struct, owner);
@@ -188,6 +206,8 @@ int BPF_PROG(fsrr_uring_submit, struct io_kiocb* req) {
       __u64 name = i ? name1 : name0;
 
       if (!name || (i && sub.opcode == FSRR_IORING_OP_SYMLINKAT)) continue; /* a target */
+      if (i && sub.opcode >= FSRR_IORING_OP_FSETXATTR && sub.opcode <= FSRR_IORING_OP_GETXATTR)
+        continue; /* an attribute's name */
       if (i == 0 && sub.opcode == FSRR_IORING_OP_SYMLINKAT) dfd = (int)sub.off;
       bpf_probe_read_kernel(first, 1, (void*)name);
       if (first[0] == '/' || !first[0] || !s) continue;

@@ -389,6 +389,8 @@ bool decoder::decode_uring_name(const fsrr_uring& h, const record_items& it) {
   const auto dfd2 = static_cast<uint64_t>(sub.off);
   uint64_t how[3] = {};
   int names_needed = 1;
+  const std::string* xattr_name = nullptr;
+  fsrr_fdref fd_file{};
   switch (sub.opcode) {
     case 18:  // OPENAT
     case 28:  // OPENAT2
@@ -436,6 +438,28 @@ bool decoder::decode_uring_name(const fsrr_uring& h, const record_items& it) {
       a[0] = dfd, a[2] = dfd2, a[4] = sub.op_flags;
       names_needed = 2;
       break;
+    case 41:  // FSETXATTR, SETXATTR, FGETXATTR, GETXATTR: the attribute's name second
+    case 42:
+    case 43:
+    case 44: {
+      const bool path = sub.opcode == 42 || sub.opcode == 44;
+      if (!path && (sub.flags & req_fixed_file)) return false;  // a registered file's slot
+      if (!names.name[1]) return false;
+      fake.nr = sub.opcode == 41 ? __NR_fsetxattr
+                : sub.opcode == 42 ? __NR_setxattr
+                : sub.opcode == 43 ? __NR_fgetxattr
+                                   : __NR_getxattr;
+      a[0] = dfd, a[3] = sub.len, a[4] = sub.op_flags;
+      names_needed = path ? 1 : 0;
+      xattr_name = &*names.name[1];
+      if (!path) {  // the fd as the request found it: the file the kernel looked it up to
+        const fsrr_file* f = it.file[0];
+        if (!f || !f->file) return false;
+        fd_file = {f->file, f->pos, f->size, f->f_flags, 0};
+        in.ref[0] = &fd_file;
+      }
+      break;
+    }
     default:
       return false;
   }
@@ -444,6 +468,7 @@ bool decoder::decode_uring_name(const fsrr_uring& h, const record_items& it) {
   in.str[0] = in.str[1] = in.str[2] = std::nullopt;
   if (names_needed) in.str[0] = *names.name[0];
   if (names_needed == 2) in.str[fake.nr == __NR_symlinkat ? 2 : 1] = *names.name[1];
+  if (xattr_name) in.str[2] = *xattr_name;
   const auto& entry = syscalls()[fake.nr % FSRR_MAX_SYSCALLS];
   if (!entry) return false;
   const auto tid = static_cast<int32_t>(h.h.tid);

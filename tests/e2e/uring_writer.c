@@ -10,7 +10,9 @@
  * `d`; openat `d/new` (O_CREAT); a write of 4096 bytes to it linked to an fsync linked to its
  * close; statx of `d/new`; renameat to `d/renamed`; linkat `d/hard`; symlinkat `d/soft` ->
  * `renamed`; unlinkat `d/hard`; an openat of `d/missing` that fails (ENOENT); openat2 of
- * `data` read-only and its close. With "streams" a child process reads the first 16 KiB of
+ * `data` read-only and its close; fsetxattr of user.fsrr (7 bytes) on `data`, setxattr of
+ * user.other (3 bytes) on `d/renamed`, and the fgetxattr and getxattr that read them back.
+ * With "streams" a child process reads the first 16 KiB of
  * `data` through a ring of its own, SENDs them over a Unix socket pair, reads the first 4 KiB
  * again and WRITEs them into a pipe; the parent RECVs the 16 KiB, writes them to `copy`, READs the 4 KiB from
  * the pipe and writes them to `copy2`: copies made through rings, byte for byte. With "direct" it opens `data` into a fixed-file slot (a
@@ -186,6 +188,17 @@ int main(int argc, char** argv) {
     }
     io_uring_prep_close(sqe(), fd);
     complete(1, 0);
+    /* attributes through the ring: user.fsrr on `data` by its fd, user.other on d/renamed by
+     * its name; both read back */
+    static char value[16];
+    io_uring_prep_fsetxattr(sqe(), data, "user.fsrr", "value12", 0, 7);
+    complete(1, 0);
+    io_uring_prep_setxattr(sqe(), "user.other", "abc", renamed, 0, 3);
+    complete(1, 0);
+    io_uring_prep_fgetxattr(sqe(), data, "user.fsrr", value, sizeof value);
+    complete(1, 7);
+    io_uring_prep_getxattr(sqe(), "user.other", value, renamed, sizeof value);
+    complete(1, 3);
   }
   if (argc > 2 && strcmp(argv[2], "streams") == 0) {
     static char buf[16384], got[16384];
