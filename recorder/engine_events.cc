@@ -54,7 +54,6 @@ bool names_files(uint8_t opcode) {
   switch (opcode) {
     case 18:  // OPENAT
     case 19:  // CLOSE
-    case 20:  // FILES_UPDATE
     case 21:  // STATX
     case 28:  // OPENAT2
     case 30:  // SPLICE
@@ -254,7 +253,9 @@ void decoder::on_uring(std::span<const uint8_t> record) {
     return;
   }
   const fsrr_file* f = it.file[0];
-  if (!f || !f->file) return;  // no file: a NOP, a timeout, a poll, a message to a ring
+  // No file: a NOP, a timeout, a poll, a message to a ring, an update of the ring's own table
+  // of registered files (FILES_UPDATE: the file a later request uses is known by itself).
+  if (!f || !f->file) return;
   const auto tid = static_cast<int32_t>(h->h.tid);
   task& t = task_of(tid);
   const uint64_t files = sub.files ? sub.files : t.files;

@@ -10,13 +10,15 @@
  * `d`; openat `d/new` (O_CREAT); a write of 4096 bytes to it linked to an fsync linked to its
  * close; statx of `d/new`; renameat to `d/renamed`; linkat `d/hard`; symlinkat `d/soft` ->
  * `renamed`; unlinkat `d/hard`; an openat of `d/missing` that fails (ENOENT); openat2 of
- * `data` read-only and its close; fsetxattr of user.fsrr (7 bytes) on `data`, setxattr of
- * user.other (3 bytes) on `d/renamed`, and the fgetxattr and getxattr that read them back.
- * With "streams" a child process reads the first 16 KiB of
- * `data` through a ring of its own, SENDs them over a Unix socket pair, reads the first 4 KiB
- * again and WRITEs them into a pipe; the parent RECVs the 16 KiB, writes them to `copy`, READs the 4 KiB from
- * the pipe and writes them to `copy2`: copies made through rings, byte for byte. With "direct" it opens `data` into a fixed-file slot (a
- * direct descriptor), which fsrr does not follow. Exit 0 on success. */
+ * `data` read-only and its close; FILES_UPDATE putting `data` in slot 1 and 100 bytes written
+ * at 70000 through it; fsetxattr of user.fsrr (7 bytes) on `data`, setxattr of user.other (3
+ * bytes) on `d/renamed`, and the fgetxattr and getxattr that read them back.
+ * With "streams" a child process reads the first 16 KiB of `data` through a ring of its own,
+ * SENDs them over a Unix socket pair, reads the first 4 KiB again and WRITEs them into a pipe;
+ * the parent RECVs the 16 KiB, writes them to `copy`, READs the 4 KiB from the pipe and writes
+ * them to `copy2`: copies made through rings, byte for byte.
+ * With "direct" it opens `data` into a fixed-file slot (a direct descriptor), which fsrr does
+ * not follow. Exit 0 on success. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -188,6 +190,15 @@ int main(int argc, char** argv) {
     }
     io_uring_prep_close(sqe(), fd);
     complete(1, 0);
+    /* the ring's table of registered files changed through the ring: slot 1 now `data`, and
+     * a write through it */
+    int update[1] = {data};
+    io_uring_prep_files_update(sqe(), update, 1, 1);
+    complete(1, 1);
+    s = sqe();
+    io_uring_prep_write(s, 1, block, 100, 70000);
+    s->flags |= IOSQE_FIXED_FILE;
+    complete(1, 100);
     /* attributes through the ring: user.fsrr on `data` by its fd, user.other on d/renamed by
      * its name; both read back */
     static char value[16];

@@ -42,8 +42,9 @@ struct ring_fixture {
     w.ev.size = write ? bytes.size() : 0;
     w.ev.result = write ? static_cast<int64_t>(bytes.size()) : 0;
     requests.reap_for(w.ev, fd);
-    return requests.submit(w, fd, write ? std::span<const uint8_t>(bytes) : std::span<const uint8_t>(),
-                           {}, ordinal++);
+    const std::span<const uint8_t> data =
+        write ? std::span<const uint8_t>(bytes) : std::span<const uint8_t>();
+    return requests.submit(w, fd, data, {}, ordinal++);
   }
 };
 
