@@ -215,9 +215,17 @@ class rank_backend final : public replay_backend {
   long ranks_here_;
 };
 
-// A failure all the ranks know of: rank 0 names it, the others end without a word.
-tl::unexpected<error> ranks_failed(int rank, const failed& f) {
-  return rank == 0 ? failure("rank {}: {}", f.rank, f.why) : told_elsewhere();
+// A failure all the ranks know of: rank 0 names it, the others end without a word — but not
+// before it has: mpirun tears the job down at the first rank that exits non-zero, and a rank 0
+// still on its way to main's error line would be killed with the line unsaid.
+tl::unexpected<error> ranks_failed(MPI_Comm comm, int rank, const failed& f) {
+  if (rank == 0) {
+    std::fflush(stdout);
+    fmt::print(stderr, "fsrr: rank {}: {}\n", f.rank, f.why);
+    std::fflush(stderr);
+  }
+  MPI_Barrier(comm);
+  return told_elsewhere();
 }
 
 // Rank 0's report from every rank's results: a row each, their stats merged, the start skew,
@@ -278,7 +286,7 @@ std::optional<failed> merge_ranks(const std::vector<std::vector<uint8_t>>& all,
 // ended all the ranks.
 result<int> job(MPI_Comm comm, int rank, int size, const std::string& trace_path,
                 replay_options options, const std::string& report, peer_watch& watch) {
-  auto say_failed = [&](const failed& f) { return ranks_failed(rank, f); };
+  auto say_failed = [&](const failed& f) { return ranks_failed(comm, rank, f); };
   // Every rank reads the trace and works out the plan; a trace one rank cannot read stops all.
   std::optional<trace_reader> trace;
   std::optional<rank_plan> plan;
@@ -361,8 +369,7 @@ result<int> job(MPI_Comm comm, int rank, int size, const std::string& trace_path
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
   if (!status) return 0;
-  return rank == 0 ? failure("rank {}: {}", first_failure->rank, first_failure->why)
-                   : told_elsewhere();
+  return say_failed(rank == 0 ? *first_failure : failed{});
 }
 
 }  // namespace

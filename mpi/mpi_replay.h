@@ -13,7 +13,8 @@ namespace fsrr::mpi {
 
 // Runs the whole job on this rank (MPI_Init to MPI_Finalize) and returns its exit status.
 // Rank 0 prints the summary and writes `report` (if not empty). When a rank failed, every rank
-// fails: rank 0 with "rank N: cause", the others with told_elsewhere() (result.h).
+// fails: rank 0 says "fsrr: rank N: cause" on stderr before any rank returns, and every rank
+// returns told_elsewhere() (result.h).
 result<int> replay(const std::string& trace_path, replay_options options,
                    const std::string& report);
 
