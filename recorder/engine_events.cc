@@ -8,8 +8,10 @@
 // thread, at its submission time, lasting until its completion; a ring's registered file is
 // an fd of its own from fixed_fd_base on, bound (fd_bind) where the trace first meets it, as
 // is an fd the fd table does not know (or knows for another file). A request cancelled
-// before it ran (-ECANCELED) is counted, not replayed. Requests the replay cannot repeat yet
-// (opens, closes, names, stat, splice, driver commands) make the trace incomplete; those on
+// before it ran (-ECANCELED) is counted, not replayed. Requests on names (opens, closes,
+// stat, renames, links, xattrs) are decoded as the syscalls doing the same
+// (decode_uring_name); those the replay cannot repeat yet (opens into fixed-file slots,
+// splice, tee, driver commands) make the trace incomplete; those on
 // no file (NOP, timeouts, polls) and on sockets and pipes are counted, and the bytes moved
 // through a pipe or a Unix socket are stream events (uring_stream), as the syscalls' are.
 #include <fcntl.h>
@@ -349,14 +351,17 @@ void decoder::uring_stream(const fsrr_uring& h, const fsrr_file& f, fd_kind kind
   if (stream == no_id) return;
   event e;
   e.kind = out ? op::stream_write : op::stream_read;
-  e.aux = static_cast<uint64_t>(out ? op::write : op::read);
+  const bool vector = sub.opcode == uring_readv || sub.opcode == uring_writev ||
+                      sub.opcode == uring_readv_fixed || sub.opcode == uring_writev_fixed;
+  e.aux = static_cast<uint64_t>(vector ? (out ? op::writev : op::readv) : (out ? op::write : op::read));
   e.ts = trace_time(h.h.ts);
   e.dur = h.dur;
   e.result = h.res;
-  // the bytes asked for, where the request says (a READ's or WRITE's length; a SEND's is not
-  // read): at least the bytes moved
-  e.size = std::max<uint64_t>(sub.len, static_cast<uint64_t>(h.res));
-  e.fd = sub.fd;
+  // the bytes asked for where the request says (a READ's or WRITE's length; a vectored one's
+  // total and a SEND's length are not sent): at least the bytes moved
+  e.size = vector ? static_cast<uint64_t>(h.res) : std::max<uint64_t>(sub.len, h.res);
+  const uint64_t files = sub.files ? sub.files : t.files;
+  e.fd = sub.flags & req_fixed_file ? fixed_fd(files, sub, f.file) : sub.fd;
   e.file = stream;
   e.thread = thread_of(t, tid);
   w_.append(e);

@@ -2,11 +2,13 @@
 // - local_backend: this process issues every op, through one of the engine's loops
 //   (engine.h's replay_loop): inline on the calling thread for a trace of one thread,
 //   settled ahead by a helper thread where a second CPU is free, or in lanes — one replay
-//   thread per recorded thread, fed in trace order. for_trace picks the loop; replay_job::run()
-//   runs through that backend.
+//   thread per recorded thread, fed in trace order. replay_job::run() runs through it, the loop
+//   chosen for the trace and the options (choose_loop).
 // - the MPI rank's (mpi/mpi_replay.cc): issues its share of the threads, settles the others'
 //   ops as their ranks report them (peers.h), and starts when all ranks do.
 #pragma once
+
+#include <optional>
 
 #include "data_source.h"
 #include "engine.h"
@@ -29,19 +31,17 @@ class replay_backend {
 
 class local_backend final : public replay_backend {
  public:
-  explicit local_backend(replay_loop loop) : loop_(loop) {}
-  // The loop this trace replays best through, on this process's CPUs.
-  static local_backend for_trace(const trace_reader& trace) {
-    return local_backend(choose_loop(trace, engine_options{}));
-  }
-  replay_loop loop() const { return loop_; }
+  // Through `loop`, or the one the trace replays best through with the options run is given
+  // on this process's CPUs (choose_loop).
+  explicit local_backend(std::optional<replay_loop> loop = std::nullopt) : loop_(loop) {}
   replay_stats run(trace_reader& trace, const target_root& target, const data_source& data,
                    engine_options options) override {
-    return replay_events(trace, target, data, options, loop_);
+    return replay_events(trace, target, data, options,
+                         loop_ ? *loop_ : choose_loop(trace, options));
   }
 
  private:
-  replay_loop loop_;
+  std::optional<replay_loop> loop_;
 };
 
 }  // namespace fsrr

@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <tuple>
+#include <utility>
 
 #include "work_item.h"
 #include "schedule.h"
@@ -41,6 +43,22 @@ void split(uint8_t* buf, size_t n, uint64_t count, std::vector<iovec>& iov) {
   iov.resize(cnt);
   for (size_t i = 0; i < cnt; ++i)
     iov[i] = {buf + i * each, i + 1 == cnt ? n - each * (cnt - 1) : each};
+}
+
+// The bytes a request reads or writes, as far as ordering goes ([from, to)): the whole file
+// for an op at the file's position, an op on the whole file (fsync, truncate, fallocate...)
+// and a write that appends; from its offset on for a read that met the file's end or whose
+// length the trace does not keep (a vectored one's): a write past the end changes what it
+// reads.
+std::pair<uint64_t, uint64_t> bytes_of(const event& e, bool append) {
+  constexpr uint64_t all = UINT64_MAX;
+  const bool read = e.kind == op::pread64 || e.kind == op::preadv;
+  const bool positioned = read || e.kind == op::pwrite64 || e.kind == op::pwritev;
+  if (!positioned || e.offset < 0 || (append && !read)) return {0, all};
+  const auto from = static_cast<uint64_t>(e.offset);
+  if (read && (e.kind == op::preadv || e.result < 0 || static_cast<uint64_t>(e.result) < e.size))
+    return {from, all};
+  return {from, e.size > all - from ? all : from + e.size};
 }
 
 }  // namespace
@@ -198,7 +216,7 @@ void engine_requests::note_depth(engine en, uint32_t queue, uint64_t ts, uint64_
 }
 
 bool engine_requests::submit(const work_item& w, int fd, std::span<const uint8_t> data,
-                             std::span<uint8_t> sink, uint64_t ordinal) {
+                             std::span<uint8_t> sink, uint64_t ordinal, bool append) {
   const event& e = w.ev;
   const engine en = engine_of(e.via);
   if ((en == engine::io_uring && no_uring_) || (en == engine::aio && no_aio_)) return false;
@@ -212,10 +230,7 @@ bool engine_requests::submit(const work_item& w, int fd, std::span<const uint8_t
   r->g = nullptr;
   r->c = nullptr;
   r->fd = fd;
-  const bool ranged = (e.kind == op::pread64 || e.kind == op::pwrite64 || e.kind == op::preadv ||
-                       e.kind == op::pwritev) && e.offset >= 0;
-  r->from = ranged ? static_cast<uint64_t>(e.offset) : 0;
-  r->to = ranged ? r->from + e.size : UINT64_MAX;
+  std::tie(r->from, r->to) = bytes_of(e, append);
   if (!data.empty()) {
     if (!r->room(data.size())) {
       free_.push_back(r);
@@ -510,7 +525,7 @@ void engine_requests::reap_before(uint64_t ts) {
   for (auto& [q, g] : rings_) reap_ring(*g, false);
 }
 
-void engine_requests::reap_for(const event& e, int fd) {
+void engine_requests::reap_for(const event& e, int fd, bool append) {
   if (!busy_) return;
   // What has completed is counted now: a ring's completions are read without a syscall.
   for (auto& [q, g] : rings_)
@@ -525,13 +540,12 @@ void engine_requests::reap_for(const event& e, int fd) {
     reap_before(e.ts);
     return;
   }
-  const bool ranged = (e.kind == op::pread64 || e.kind == op::pwrite64 ||
-                       e.kind == op::preadv || e.kind == op::pwritev) && e.offset >= 0;
-  const uint64_t from = ranged ? static_cast<uint64_t>(e.offset) : 0;
-  const uint64_t to = ranged ? from + e.size : UINT64_MAX;
+  const auto [from, to] = bytes_of(e, append);
   for (size_t i = 0; i < in_flight_.size();) {
     request& r = *in_flight_[i];
-    const bool depends = r.fd == fd && r.from < to && from < r.to && r.recorded_done <= e.ts;
+    // the same file: the trace's file (another fd, a dup, reaches it too), else the same fd
+    const bool same = e.file != no_id ? r.w.ev.file == e.file : r.fd == fd;
+    const bool depends = same && r.from < to && from < r.to && r.recorded_done <= e.ts;
     if (!depends || (r.g && r.g->link_open)) {  // a chain being queued stays whole
       ++i;
       continue;
@@ -559,7 +573,7 @@ bool engine_requests::wait_for_room(engine en, uint32_t queue) {
     if (g.link_open) return false;  // a chain being queued stays whole
     if (g.queued) submit_ring(g);
     if (!g.busy) return false;
-    if (!reap_ring(g, true)) {  // its completions cannot be had: the oldest counts as failed
+    if (!reap_ring(g, true)) {  // its completions cannot be had: one of its requests fails
       for (request* r : in_flight_)
         if (r->g == &g) {
           finish(*r, -EIO);

@@ -7,7 +7,8 @@
 // only for what it depends on and for room: the requests on its file whose byte range it
 // overlaps (any, for an op on the whole file) that had completed when it was submitted in
 // the recording, and a free place on its ring or context, which holds no more in flight
-// than the recording's deepest so far (its program's queue depth, as fio's iodepth). Requests queued between two of the
+// than the recording's deepest so far (its program's queue depth, as fio's iodepth). A
+// linked chain goes whole and keeps the recorded order's rule. Requests queued between two of the
 // thread's recorded io_uring_enter (io_submit) calls go to the kernel in one call, as they
 // went; a linked chain is never split.
 #pragma once
@@ -40,13 +41,14 @@ class engine_requests {
   // Submits w (an io_uring or AIO request) on replay fd `fd`, writing `data` (a write's bytes,
   // copied) or reading into `sink`. `ordinal`: the op's number in its thread. False: the
   // engine cannot be had here (no io_uring, no AIO): the caller issues the syscall instead.
+  // `append`: the fd was opened O_APPEND (a write lands at the end, wherever it was recorded).
   bool submit(const work_item& w, int fd, std::span<const uint8_t> data,
-              std::span<uint8_t> sink, uint64_t ordinal);
+              std::span<uint8_t> sink, uint64_t ordinal, bool append = false);
   // Before an op recorded at `ts`: reaps every request that completed before it started.
   void reap_before(uint64_t ts);
   // As fast as possible, before request e on replay fd `fd`: reaps what has completed, then
   // waits for the requests it depends on and for room on its ring or context (above).
-  void reap_for(const event& e, int fd);
+  void reap_for(const event& e, int fd, bool append = false);
   // The thread's recorded io_uring_enter or io_submit: the requests queued so far go now.
   void end_batch() { flush(); }
   void flush();  // submits what is queued, on every ring and context

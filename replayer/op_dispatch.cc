@@ -499,7 +499,8 @@ void op_runner::before_op(const work_item& w) {
     requests_->drain();
   else if (cls != op_class::unreplayable && cls != op_class::process) {
     if (!s_.timed && (en == engine::io_uring || en == engine::aio))
-      requests_->reap_for(e, fd_of(w.fx.h1));
+      requests_->reap_for(e, fd_of(w.fx.h1),
+                          w.fx.h1 && (s_.handles[w.fx.h1].flags & O_APPEND));
     else
       requests_->reap_before(e.ts);
   }

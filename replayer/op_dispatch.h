@@ -263,14 +263,13 @@ class op_runner {
   size_t wbuf_size_ = 0;
   std::unique_ptr<engine_requests> requests_;  // made at the first request
   // Mapped stores (op_engine_calls.cc): windows of files mapped shared, by device and inode,
-  // kept while the thread does nothing else, each with the pages it has made writable.
+  // kept while the thread does nothing else.
   struct map_window {
     dev_t dev = 0;
     ino_t ino = 0;
     uint64_t start = 0, len = 0;  // the file's bytes mapped
     uint64_t size = 0;            // the file's size when mapped
     uint8_t* at = nullptr;
-    std::vector<bool> ready;  // by page: populated for writing
   };
   static constexpr size_t map_windows = 8;
   static constexpr uint64_t window_bytes = uint64_t{256} << 20;  // address space only

@@ -1,6 +1,7 @@
 // The replay of storage engines' requests from a replay thread (op_dispatch.h's op_runner):
 // io_uring and AIO requests handed to the thread's engines (engine_requests.h) and their
 // completions counted, and stores through a shared mapping.
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,7 +41,8 @@ bool op_runner::submit_request(const work_item& w) {
   } else if (cls == op_class::read) {
     sink = s_.sink.first(std::min<uint64_t>(e.size, std::min(max_io_bytes, s_.sink.size())));
   }
-  if (!requests_->submit(w, fd, data, sink, ops_finished_)) {
+  const bool append = s_.handles[w.fx.h1].flags & O_APPEND;
+  if (!requests_->submit(w, fd, data, sink, ops_finished_, append)) {
     ++st.as_syscalls;
     return false;
   }
@@ -85,8 +87,11 @@ void op_runner::settle_all() {
 int64_t op_runner::mapped_store(const work_item& w, int fd, std::span<const uint8_t> bytes) {
   engine_stats& st = stats_.engines[static_cast<size_t>(engine::mapped)];
   const event& e = w.ev;
-  map_window* win =
-      bytes.empty() ? nullptr : window_for(fd, static_cast<uint64_t>(e.offset), bytes.size());
+  // (a hostile trace's offset may be negative, or its end past 2^64: not mapped)
+  map_window* win = bytes.empty() || e.offset < 0 ||
+                            bytes.size() > UINT64_MAX - static_cast<uint64_t>(e.offset)
+                        ? nullptr
+                        : window_for(fd, static_cast<uint64_t>(e.offset), bytes.size());
   if (!win) {
     ++st.as_syscalls;
     return sys(::pwrite(fd, bytes.data(), bytes.size(), e.offset));
@@ -130,16 +135,15 @@ op_runner::map_window* op_runner::window_for(int fd, uint64_t offset, uint64_t s
       windows_.erase(windows_.begin());
     }
     windows_.push_back({st.st_dev, st.st_ino, start, end - start, file_size,
-                        static_cast<uint8_t*>(map), std::vector<bool>((end - start) / page)});
+                        static_cast<uint8_t*>(map)});
     win = &windows_.back();
   }
-  const uint64_t first = (offset - win->start) / page;
-  const uint64_t last = (offset + size - 1 - win->start) / page;
-  for (uint64_t p = first; p <= last; ++p) {
-    if (win->ready[p]) continue;
-    if (::madvise(win->at + p * page, page, MADV_POPULATE_WRITE) != 0) return nullptr;
-    win->ready[p] = true;
-  }
+  // Made writable before every store, not once: writeback write-protects a page again, and
+  // the fault of the next store is where a file system that cannot back it (ENOSPC, EDQUOT,
+  // EIO) would raise SIGBUS.
+  const uint64_t first = (offset - win->start) & ~(page - 1);
+  const uint64_t last = (offset + size - 1 - win->start) & ~(page - 1);
+  if (::madvise(win->at + first, last - first + page, MADV_POPULATE_WRITE) != 0) return nullptr;
   return win;
 }
 

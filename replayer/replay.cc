@@ -74,7 +74,7 @@ result<void> replay_job::prepare() {
 }
 
 replay_outcome replay_job::run() {
-  local_backend local = local_backend::for_trace(s_->trace);
+  local_backend local;
   return run(local);
 }
 

@@ -1,11 +1,15 @@
 // Requests replayed through a ring of their own (engine_requests.h), as fast as possible: a
 // request waits for the earlier requests on its bytes, or on its whole file, that had
-// completed when it was submitted in the recording, and never has more in flight on its ring
-// than the recording had.
+// completed when it was submitted in the recording (and not for those on other files), and
+// never has more in flight on its ring than the recording had.
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
+#include <chrono>
+#include <future>
 #include <map>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -38,6 +42,7 @@ struct ring_fixture {
     w.ev.dur = dur;
     w.ev.offset = offset;
     w.ev.via = make_via(engine::io_uring, 1);
+    w.ev.file = 1;  // the trace's id of `f`
     const bool write = kind == op::pwrite64;
     w.ev.size = write ? bytes.size() : 0;
     w.ev.result = write ? static_cast<int64_t>(bytes.size()) : 0;
@@ -83,6 +88,40 @@ TEST_CASE("as fast as possible, a request waits for what it depends on and for r
     CHECK(f.stats[static_cast<size_t>(engine::io_uring)].recorded_max_in_flight == 1);
     CHECK(f.stats[static_cast<size_t>(engine::io_uring)].max_in_flight == 1);  // it alone
     CHECK(f.done.size() == 64);
+  }
+  SECTION("a request on another file that had completed is not waited for") {
+    int pipefd[2];
+    REQUIRE(::pipe(pipefd) == 0);
+    REQUIRE(f.go(op::pwrite64, 100, 50, 0));  // two in flight at once: the deepest is 2
+    REQUIRE(f.go(op::pwrite64, 101, 50, 4096));
+    f.requests.drain();
+    // a read of the empty pipe, recorded as done at 210, in flight until the pipe has a byte
+    work_item read;
+    read.ev.kind = op::read;
+    read.ev.ts = 200;
+    read.ev.dur = 10;
+    read.ev.size = 1;
+    read.ev.result = 1;
+    read.ev.via = make_via(engine::io_uring, 1);
+    read.ev.file = 2;
+    std::array<uint8_t, 16> sink{};
+    f.requests.reap_for(read.ev, pipefd[0]);
+    REQUIRE(f.requests.submit(read, pipefd[0], {}, sink, f.ordinal++));
+    // Were the write to wait for it (the recorded order's rule), only this would end it.
+    std::promise<void> written;
+    std::thread rescue([&, done = written.get_future()] {
+      if (done.wait_for(std::chrono::seconds(5)) == std::future_status::timeout)
+        (void)!::write(pipefd[1], "y", 1);
+    });
+    REQUIRE(f.go(op::pwrite64, 220, 10, 8192));  // on `f`: it goes at once
+    CHECK(f.done.count(200) == 0);              // the read still waits for its byte
+    CHECK(::write(pipefd[1], "x", 1) == 1);
+    written.set_value();
+    rescue.join();
+    f.requests.drain();
+    CHECK(f.done[200] == 1);
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
   }
   SECTION("eight recorded in flight: never a ninth") {
     for (uint64_t i = 0; i < 64; ++i)  // each in flight for 8 submissions
