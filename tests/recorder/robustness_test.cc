@@ -62,6 +62,14 @@ void sleep_ms(int ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
+// Until `path` holds at least `bytes` (a workload's progress, not a guess at how long its
+// start takes on a loaded machine), for at most two minutes.
+void wait_for_bytes(const std::string& path, off_t bytes) {
+  struct stat st;
+  for (int i = 0; i < 12000; ++i, sleep_ms(10))
+    if (::stat(path.c_str(), &st) == 0 && st.st_size >= bytes) return;
+}
+
 // A process's resident memory, in bytes (0 once it is gone).
 uint64_t rss_of(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -338,8 +346,10 @@ TEST_CASE("SIGKILL mid-recording leaves a trace readable up to its last chunk",
   test::temp_dir tmp;
   recorder::record_options o;
   o.output = tmp / "killed.trace";
-  o.command = {test::workload(), "loop", "5", tmp.path()};
-  const int status = record_in_child(o, [](pid_t pid) {
+  o.command = {test::workload(), "loop", "60", tmp.path()};
+  const std::string lines = tmp / "loop.txt";
+  const int status = record_in_child(o, [&](pid_t pid) {
+    wait_for_bytes(lines, 45 * 5);  // 45 lines written
     sleep_ms(2500);  // chunks are flushed at least once a second
     ::kill(pid, SIGKILL);
   });
@@ -360,14 +370,16 @@ TEST_CASE("SIGTERM stops the command and leaves a complete trace", "[recorder][s
   test::temp_dir tmp;
   recorder::record_options o;
   o.output = tmp / "stopped.trace";
-  o.command = {test::workload(), "loop", "30", tmp.path()};
-  const auto start = std::chrono::steady_clock::now();
-  const int status = record_in_child(o, [](pid_t pid) {
-    sleep_ms(800);
+  o.command = {test::workload(), "loop", "60", tmp.path()};
+  const std::string lines = tmp / "loop.txt";
+  std::chrono::steady_clock::time_point stopped;
+  const int status = record_in_child(o, [&](pid_t pid) {
+    wait_for_bytes(lines, 5);  // the command runs
+    stopped = std::chrono::steady_clock::now();
     ::kill(pid, SIGTERM);
   });
   CHECK(status == 0);  // record returned: interrupted, the command's status 128 + SIGTERM
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  CHECK(std::chrono::steady_clock::now() - stopped < std::chrono::seconds(10));
   test::trace t(o.output);
   CHECK(t.reader.has_footer());
   CHECK(t.reader.summary().lost_events == 0);
