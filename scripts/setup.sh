@@ -20,7 +20,7 @@ done
 packages=(
   cmake g++ make pkg-config clang llvm libbpf-dev bpftool flatbuffers-compiler
   libflatbuffers-dev libzstd-dev libcli11-dev nlohmann-json3-dev libfmt-dev libexpected-dev
-  libsodium-dev liblzo2-dev liburing-dev git
+  libsodium-dev liblzo2-dev liburing-dev libfuse3-dev fuse3 git
   rsync python3
 )
 $demo || packages+=(catch2 openmpi-bin libopenmpi-dev)
