@@ -7,7 +7,8 @@
 
 namespace fsrr {
 
-enum class order_kind : uint64_t { file = 1, path = 2, handle = 3 };
+// `replay`: the one key of engine_options::recorded_order, touched by every op.
+enum class order_kind : uint64_t { file = 1, path = 2, handle = 3, replay = 4 };
 constexpr uint64_t order_key(order_kind k, uint32_t id) {
   return static_cast<uint64_t>(k) << 32 | id;
 }

@@ -94,6 +94,7 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
   shared_.timed = o.timing.mode != timing_mode::afap;
   shared_.privilege = o.privilege;
   shared_.listed_mismatches = o.listed_mismatches;
+  shared_.after_durable = o.after_durable ? &o.after_durable : nullptr;
   depth_ = static_cast<uint32_t>(
       std::clamp<size_t>(clock_.timed() ? o.timed_queue_limit : o.queue_depth, 16, 1u << 30));
   string_count_ = r.string_count();
@@ -158,8 +159,9 @@ size_t dispatcher::order_keys(const work_item& w, uint64_t* keys) const {
     add(order_key(order_kind::path, fds_.handle(w.fx.h1).path));
   add(order_key(order_kind::handle, w.fx.h1));
   add(order_key(order_kind::handle, w.fx.h2));
-  for (size_t i = 0; i < w.fx.released.size() && n < 16; ++i)
+  for (size_t i = 0; i < w.fx.released.size() && n < 15; ++i)
     add(order_key(order_kind::handle, w.fx.released[i]) | order_all);
+  if (opt_.recorded_order) add(order_key(order_kind::replay, 1));
   return n;
 }
 

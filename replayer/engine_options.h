@@ -49,6 +49,13 @@ struct engine_options {
   // Resolved trace paths are kept in generations of this many (op_dispatch.h's path_cache),
   // freed as the ops that use them finish: what bounds their memory.
   size_t path_generation = 16384;
+  // Crash testing (lab/crashtest.h): every op also waits for every op of another thread that
+  // had ended before it started in the recording, whatever it touched, so that an op after a
+  // durability point in the recording is after it in the replay too.
+  bool recorded_order = false;
+  // Crash testing: called on the replay thread right after an op that promised durability
+  // (model/durability.h) returned, with the op's seq, before any op ordered after it starts.
+  std::function<void(uint64_t seq)> after_durable;
   // Called from the calling thread a few times a second, e.g. for a progress line.
   std::function<void(const engine_progress&)> progress;
   // Set from elsewhere (a signal handler) to stop the replay; the report says "interrupted".

@@ -1,4 +1,6 @@
 #include "op_dispatch.h"
+
+#include "durability.h"
 #include "syscall_result.h"
 
 #include <fcntl.h>
@@ -428,6 +430,9 @@ uint64_t op_runner::run(const work_item& w) {
   }
   const uint64_t took = ticks_.to_ns(ticks_.now() - t0);
   count(w, r, took);
+  if (s_.after_durable && r >= 0 && !difference_ &&
+      promises_durability(e, w.fx.h1 ? s_.handles[w.fx.h1].flags : 0))
+    (*s_.after_durable)(w.seq);
   if (r != not_issued)
     note_time(t0, stats_.bytes_read - read0, stats_.bytes_written - written0);
   return took;

@@ -136,6 +136,7 @@ struct replay_shared {
   bool timed = false;          // a timed mode: requests keep the recorded depth (engine_requests.h)
   privilege_options privilege;
   size_t listed_mismatches = 10;
+  const std::function<void(uint64_t)>* after_durable = nullptr;  // engine_options'
   handle_table handles;
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> namespace_gen{0};  // bumped when a directory may have moved or gone
