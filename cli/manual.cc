@@ -350,7 +350,8 @@ const char* exit_status =
     "0 on success; 1 when fsrr failed, with one line on standard error saying why; 2 on a usage "
     "error. record exits with the recorded command's own status, or 126/127 when it cannot be "
     "run or found and 125 when fsrr itself fails (as env, timeout and nice do). compare exits 3 "
-    "when a row got slower than its --baseline beyond the spread of its runs.";
+    "when a row got slower than its --baseline beyond the spread of its runs; crashtest exits 4 "
+    "when a power cut lost what a file system had promised, or left it unmountable or unsound.";
 
 std::string root_page(const CLI::App& root, const std::string& version) {
   std::string out = header("FSRR", version);
@@ -364,7 +365,8 @@ std::string root_page(const CLI::App& root, const std::string& version) {
          "file they touched, never file contents. replay recreates that tree beneath a target "
          "directory and re\\-issues the operations, from generated data, with the recorded "
          "timing; compare does so on file systems it makes itself and shows them side by "
-         "side.\n";
+         "side; crashtest cuts the power after each op that promised durability and checks "
+         "what survived.\n";
   out += ".SH COMMANDS\n";
   for (const CLI::App* sub : visible_commands(root))
     out += fmt::format(".TP\n\\fBfsrr {}\\fR\n{} See \\fBfsrr\\-{}\\fR(1).\n", sub->get_name(),

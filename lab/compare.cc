@@ -393,6 +393,8 @@ result<bool> against_baseline(nlohmann::json& current, const std::string& path) 
 
 }  // namespace
 
+nlohmann::json machine_info() { return system_info(); }
+
 compare_cost& compare_cost::operator+=(const compare_cost& o) {
   make_ns += o.make_ns;
   prepare_ns += o.prepare_ns;

@@ -66,4 +66,8 @@ result<compare_outcome> run_compare(const compare_options& options);
 // The terminal table of a result.
 std::string compare_table(const nlohmann::json& result);
 
+// The machine a report was made on: kernel, cpu, cpus, memory_bytes, fsrr (compare.json's
+// `system`, crashtest.json's).
+nlohmann::json machine_info();
+
 }  // namespace fsrr::lab

@@ -31,18 +31,6 @@ std::vector<std::string> words(const std::string& s) {
   return w;
 }
 
-// mkfs's own quiet and force flags, before the user's options and the image.
-std::vector<std::string> mkfs_argv(const fs_layer& l, const std::string& image) {
-  std::vector<std::string> argv{"mkfs." + l.kind};
-  if (l.kind.rfind("ext", 0) == 0)
-    argv.insert(argv.end(), {"-q", "-F"});
-  else if (l.kind == "xfs" || l.kind == "btrfs")
-    argv.insert(argv.end(), {"-q", "-f"});
-  for (auto& w : words(l.mkfs_opts)) argv.push_back(w);
-  argv.push_back(image);
-  return argv;
-}
-
 std::string joined(const std::vector<std::string>& argv) {
   std::string s;
   for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
@@ -90,6 +78,18 @@ void clear_dir(const std::string& dir) {
 }
 
 }  // namespace
+
+std::vector<std::string> mkfs_argv(const fs_layer& l, const std::string& image) {
+  std::vector<std::string> argv{"mkfs." + l.kind};
+  if (l.kind.rfind("ext", 0) == 0)
+    argv.insert(argv.end(), {"-q", "-F"});
+  else if (l.kind == "xfs" || l.kind == "btrfs")
+    argv.insert(argv.end(), {"-q", "-f"});
+  for (auto& w : words(l.mkfs_opts)) argv.push_back(w);
+  argv.push_back(image);
+  return argv;
+}
+
 
 uint64_t min_image_bytes(const std::string& kind) {
   return kind == "tmpfs" ? 64ull << 20 : 4ull << 30;

@@ -57,6 +57,10 @@ class made_fs {
   uint64_t make_ns_ = 0;
 };
 
+// The mkfs command for layer `l` on `image`: mkfs's own quiet and force flags, then the
+// user's options, then the image.
+std::vector<std::string> mkfs_argv(const fs_layer& l, const std::string& image);
+
 // The least size fsrr gives a file system of `kind` that names no size: 4 GiB for an image
 // (sparse: only what is written takes room), so that every mkfs makes what it makes for a
 // disk — below 512 MiB mke2fs picks 1 KiB blocks, and 1 KiB files then take a quarter of the

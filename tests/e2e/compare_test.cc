@@ -42,20 +42,6 @@ struct recorded_rsync {
   }
 };
 
-// Anything of `dir` still mounted, or a loop device backed by a file beneath it.
-std::string left_behind(const std::string& dir) {
-  std::string out;
-  std::ifstream mounts("/proc/self/mounts");
-  for (std::string line; std::getline(mounts, line);)
-    if (line.find(dir) != std::string::npos) out += "mounted: " + line + "\n";
-  temp_dir scratch("/dev/shm");
-  run("losetup -a >" + scratch / "loops" + " 2>/dev/null");
-  std::ifstream in(scratch / "loops");
-  for (std::string line; std::getline(in, line);)
-    if (line.find(dir) != std::string::npos) out += "loop: " + line + "\n";
-  return out;
-}
-
 size_t files_in(const std::string& dir) {
   temp_dir scratch("/dev/shm");
   size_t n = 0;

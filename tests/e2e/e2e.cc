@@ -114,4 +114,17 @@ two_hosts record_two_hosts(const std::string& dir, const std::string& fsrr) {
   return h;
 }
 
+std::string left_behind(const std::string& dir) {
+  std::string out;
+  std::ifstream mounts("/proc/self/mounts");
+  for (std::string line; std::getline(mounts, line);)
+    if (line.find(dir) != std::string::npos) out += "mounted: " + line + "\n";
+  temp_dir scratch("/dev/shm");
+  run("losetup -a >" + scratch / "loops" + " 2>/dev/null");
+  std::ifstream in(scratch / "loops");
+  for (std::string line; std::getline(in, line);)
+    if (line.find(dir) != std::string::npos) out += "loop: " + line + "\n";
+  return out;
+}
+
 }  // namespace fsrr::test

@@ -35,4 +35,7 @@ void write_file(const std::string& path, size_t bytes, char fill = 'e');
 nlohmann::json record_and_replay(const std::string& dir, const std::string& command,
                                  uint64_t min_events);
 
+// Anything of `dir` still mounted, or a loop device backed by a file beneath it: "" if none.
+std::string left_behind(const std::string& dir);
+
 }  // namespace fsrr::test

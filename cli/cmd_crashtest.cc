@@ -1,0 +1,106 @@
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "crashtest.h"
+#include "trace_error.h"
+
+namespace fsrr::cli {
+namespace {
+
+std::string table(const std::vector<lab::crash_fs_result>& all) {
+  size_t w = 11;
+  for (const auto& r : all) w = std::max(w, r.name.size());
+  std::string t = fmt::format("{:<{}} {:>7} {:>7} {:>13} {:>12} {:>12} {:>18} {:>9}\n",
+                              "file system", w, "points", "states", "lost_durable",
+                              "unmountable", "fsck_errors", "rename_not_atomic", "states/s");
+  for (const auto& r : all) {
+    if (!r.error.empty()) {
+      t += fmt::format("{:<{}} could not run: {}\n", r.name, w, r.error);
+      continue;
+    }
+    t += fmt::format("{:<{}} {:>7} {:>7} {:>13} {:>12} {:>12} {:>18} {:>9.1f}\n", r.name, w,
+                     r.points, r.states, r.counts.at("lost_durable"), r.counts.at("unmountable"),
+                     r.counts.at("fsck_errors"), r.counts.at("rename_not_atomic"),
+                     r.check_ns ? r.states / (r.check_ns / 1e9) : 0.0);
+  }
+  for (const auto& r : all)
+    for (const auto& x : r.first)
+      t += fmt::format("  {}: {} after {} #{}{}{}{}\n", r.name, x.kind, x.op, x.point,
+                       x.path.empty() ? "" : ": " + x.path,
+                       x.promised.empty() ? "" : " (promised by " + x.promised + ")",
+                       x.found.empty() ? "" : ": " + x.found);
+  return t;
+}
+
+}  // namespace
+
+command add_crashtest(CLI::App& app) {
+  struct opts {
+    std::string file, out, images, points = "durable", data = "random";
+    std::vector<std::string> fs;
+    double dedupe = 0;
+    uint64_t seed = 0;
+    bool force = false;
+  };
+  auto o = std::make_shared<opts>();
+  auto* sub = app.add_subcommand(
+      "crashtest",
+      "Replay a trace on each file system with every block write logged, cut the power after "
+      "each op that promised durability, and check what survives: exit 4 on any finding");
+  sub->add_option("FILE", o->file, "Trace file")->required()->check(CLI::ExistingFile);
+  sub->add_option("--fs", o->fs, "A file system to test (SPEC as compare's; repeatable)")
+      ->required()
+      ->allow_extra_args(false);
+  sub->add_option("--points", o->points,
+                  "Where the power is cut: durable (after each fsync, fdatasync, sync, syncfs "
+                  "and O_SYNC/O_DSYNC write)")
+      ->capture_default_str();
+  sub->add_option("--data", o->data, "Generated file contents: zero, random or compress:RATIO")
+      ->capture_default_str();
+  sub->add_option("--dedupe", o->dedupe, "Percentage of 4 KiB blocks that repeat shared blocks");
+  sub->add_option("--seed", o->seed, "Seed of the generated data");
+  sub->add_option("--images", o->images,
+                  "Directory for the images, logs and mount points, made if missing (default: "
+                  "a new one in /dev/shm)");
+  sub->add_option("-o,--output", o->out, "Directory for crashtest.json (made if missing)");
+  sub->add_flag("-f,--force", o->force, "Overwrite crashtest.json in it");
+  return {sub, [o] {
+            if (o->points != "durable")
+              throw trace_error(fmt::format("--points {}: only durable is supported", o->points));
+            lab::crash_options c;
+            c.trace = o->file;
+            for (const auto& f : o->fs) c.specs.push_back(or_throw(lab::parse_fs_spec(f)));
+            c.data = or_throw(data_spec::parse(o->data, o->dedupe, o->seed));
+            c.images = o->images;
+            std::string json_path;
+            if (!o->out.empty()) {
+              std::error_code ec;
+              std::filesystem::create_directories(o->out, ec);
+              if (ec) throw trace_error(fmt::format("-o {}: {}", o->out, ec.message()));
+              json_path = o->out + "/crashtest.json";
+              struct stat st;
+              if (!o->force && ::stat(json_path.c_str(), &st) == 0)
+                throw trace_error(fmt::format("{} exists (use --force to overwrite it)", json_path));
+            }
+            const auto results = or_throw(lab::crashtest(c));
+            fmt::print("{}", table(results));
+            if (!json_path.empty()) {
+              write_file(json_path, lab::crashtest_json(o->file, results).dump(2) + "\n");
+              fmt::print(stderr, "crashtest: wrote {}\n", json_path);
+            }
+            bool found = false, failed = false;
+            for (const auto& r : results) {
+              failed = failed || !r.error.empty();
+              for (const auto& [kind, n] : r.counts) found = found || n > 0;
+            }
+            return found ? 4 : failed ? 1 : 0;
+          }};
+}
+
+}  // namespace fsrr::cli
