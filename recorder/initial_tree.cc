@@ -232,7 +232,16 @@ void initial_tree::settle_listing(path_id dir, int64_t realtime_ns) {
     if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) continue;  // devices are never replayed
     const int64_t ctime = int64_t(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
-    if (ctime + slack >= realtime_ns) continue;
+    // Changed since the read: kept if it was born before it all the same (a file another
+    // program writes beside the workload, fsrr's own trace among them: its name was listed).
+    if (ctime + slack >= realtime_ns) {
+      struct statx sx;
+      if (::statx(::dirfd(d), name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) != 0 ||
+          !(sx.stx_mask & STATX_BTIME) ||
+          int64_t(sx.stx_btime.tv_sec) * 1'000'000'000 + sx.stx_btime.tv_nsec + slack >=
+              realtime_ns)
+        continue;
+    }
     observed o;
     o.dev = st.st_dev;
     o.ino = st.st_ino;

@@ -324,3 +324,24 @@ TEST_CASE("record --max-size ends the recording near that size, with a complete 
   struct stat st;
   CHECK(::stat((tmp / "b/f02999").c_str(), &st) == 0);  // cp went on to the end
 }
+
+// A directory the workload lists while another program writes a file in it (a log beside a
+// job; fsrr's own trace): the name was there when listed, so the replay lists it too. The
+// recorder settles a listing a second later and skips what changed since; what was born
+// before the listing stays.
+TEST_CASE("a directory listed while another program writes in it lists the same names on "
+          "replay",
+          "[production][listing]") {
+  if (!can_record()) return;
+  temp_dir tmp("/dev/shm");
+  REQUIRE(run(fmt::format("cd {} && (while :; do echo x >>noise; sleep 0.005; done) >/dev/null "
+                          "2>&1 & echo $! >{}/writer.pid",
+                          tmp.path(), tmp.path())) == 0);
+  const std::string pid = slurp(tmp / "writer.pid");
+  struct stop_writer {
+    std::string pid;
+    ~stop_writer() { run("kill " + pid + " 2>/dev/null"); }
+  } stop{pid.substr(0, pid.find('\n'))};
+  // record_and_replay checks 0 mismatches on every file system: the listing's end included
+  record_and_replay(tmp.path(), "ls -a >/dev/null", 3);
+}
