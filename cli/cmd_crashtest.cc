@@ -30,6 +30,15 @@ std::string table(const std::vector<lab::crash_fs_result>& all) {
                      r.check_ns ? r.states / (r.check_ns / 1e9) : 0.0);
   }
   for (const auto& r : all)
+    if (!r.first_state.empty())
+      t += fmt::format("  {}: the first state with a finding, as the power cut left it: {}\n",
+                       r.name, r.first_state);
+  for (const auto& r : all)
+    if (r.replay_mismatches)
+      t += fmt::format("  {}: the replay had {} results other than recorded, which the oracle "
+                       "assumes\n",
+                       r.name, r.replay_mismatches);
+  for (const auto& r : all)
     for (const auto& x : r.first)
       t += fmt::format("  {}: {} after {} #{}{}{}{}\n", r.name, x.kind, x.op, x.point,
                        x.path.empty() ? "" : ": " + x.path,
@@ -68,7 +77,9 @@ command add_crashtest(CLI::App& app) {
   sub->add_option("--images", o->images,
                   "Directory for the images, logs and mount points, made if missing (default: "
                   "a new one in /dev/shm)");
-  sub->add_option("-o,--output", o->out, "Directory for crashtest.json (made if missing)");
+  sub->add_option("-o,--output", o->out,
+                  "Directory for crashtest.json and, for each file system with a finding, the "
+                  "first such state's image (made if missing)");
   sub->add_flag("-f,--force", o->force, "Overwrite crashtest.json in it");
   return {sub, [o] {
             if (o->points != "durable")
@@ -78,12 +89,14 @@ command add_crashtest(CLI::App& app) {
             for (const auto& f : o->fs) c.specs.push_back(or_throw(lab::parse_fs_spec(f)));
             c.data = or_throw(data_spec::parse(o->data, o->dedupe, o->seed));
             c.images = o->images;
+            c.cancel = &stop_on_signals();
             std::string json_path;
             if (!o->out.empty()) {
               std::error_code ec;
               std::filesystem::create_directories(o->out, ec);
               if (ec) throw trace_error(fmt::format("-o {}: {}", o->out, ec.message()));
               json_path = o->out + "/crashtest.json";
+              c.keep = o->out;
               struct stat st;
               if (!o->force && ::stat(json_path.c_str(), &st) == 0)
                 throw trace_error(fmt::format("{} exists (use --force to overwrite it)", json_path));

@@ -112,8 +112,12 @@ int on_write(const char*, const char* buf, size_t n, off_t at, fuse_file_info*) 
 
 int on_fsync(const char*, int, fuse_file_info*) { return log_record(me(), block_record{0, 0, 0, 1}); }
 
-[[noreturn]] void serve(served& s, const std::string& mount_point, int ready) {
+[[noreturn]] void serve(served& s, const std::string& mount_point, int ready, pid_t parent) {
+  // Its own session: a Ctrl-C meant for fsrr must not end the server under a mounted file
+  // system; fsrr ends it once the loop device has let go. Gone with fsrr, whatever happens.
+  ::setsid();
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent) ::_exit(1);
   fuse_operations ops{};
   ops.init = on_init;
   ops.getattr = on_getattr;
@@ -128,7 +132,7 @@ int on_fsync(const char*, int, fuse_file_info*) { return log_record(me(), block_
   char ok = f && fuse_mount(f, mount_point.c_str()) == 0 ? 1 : 0;
   if (::write(ready, &ok, 1) != 1 || !ok) ::_exit(1);
   ::close(ready);
-  fuse_set_signal_handlers(fuse_get_session(f));
+  fuse_set_signal_handlers(fuse_get_session(f));  // SIGTERM (fsrr gone): unmount and end
   const int status = fuse_loop(f);
   fuse_remove_signal_handlers(fuse_get_session(f));
   fuse_unmount(f);
@@ -187,10 +191,11 @@ result<std::unique_ptr<logged_device>> logged_device::make(const std::string& im
     close_files();
     return failure("block log: pipe: {}", std::strerror(errno));
   }
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(ready[0]);
-    serve(s, d->mount_, ready[1]);
+    serve(s, d->mount_, ready[1], parent);
   }
   ::close(ready[1]);
   close_files();
@@ -203,6 +208,7 @@ result<std::unique_ptr<logged_device>> logged_device::make(const std::string& im
   const bool up = ::read(ready[0], &ok, 1) == 1 && ok == 1;
   ::close(ready[0]);
   if (!up) return failure("block log: the FUSE file system could not be mounted on {}", d->mount_);
+  d->mounted_ = true;
   command_result loop = run_command({"losetup", "--find", "--show", d->mount_ + disk_name});
   if (loop.status != 0)
     return failure("losetup {}{}: {}", d->mount_, disk_name, loop.output);
@@ -227,16 +233,21 @@ result<void> logged_device::detach() {
       problem = "losetup -d " + loop_;
     loop_.clear();
   }
+  if (mounted_ && !unmount_when_free(mount_)) {
+    problem = "umount " + mount_;
+    run_command({"umount", "-l", mount_}, {.keep_output = false});
+  }
+  mounted_ = false;
   if (child_ > 0) {
-    if (!unmount_when_free(mount_)) {
-      problem = "umount " + mount_;
-      run_command({"umount", "-l", mount_}, {.keep_output = false});
-    }
     int status = 0;
     // fuse_loop returns once unmounted; a child still serving after 5 s is told to end.
-    for (int i = 0; i < 100 && ::waitpid(child_, &status, WNOHANG) == 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (::kill(child_, 0) == 0) {
+    bool reaped = false;
+    for (int i = 0; i < 100 && !reaped; ++i) {
+      const pid_t r = ::waitpid(child_, &status, WNOHANG);
+      reaped = r == child_ || (r < 0 && errno == ECHILD);
+      if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!reaped) {  // still ours (not reaped): its pid cannot have been reused
       ::kill(child_, SIGKILL);
       ::waitpid(child_, &status, 0);
     }

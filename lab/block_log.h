@@ -52,6 +52,7 @@ class logged_device {
   logged_device() = default;
   std::string dir_, mount_, loop_, index_, data_;
   int child_ = -1;
+  bool mounted_ = false;    // the FUSE file system
   void* shared_ = nullptr;  // the child's count of records, in memory both see
 };
 

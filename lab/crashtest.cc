@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -73,6 +74,14 @@ std::vector<std::string> checker(const std::string& kind, const std::string& ima
   return {};
 }
 
+// A SPEC as a file name: "ext4:mount=barrier=0" -> "ext4_mount_barrier_0".
+std::string file_name_of(const std::string& spec) {
+  std::string n = spec;
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
+  return n;
+}
+
 std::string op_name(const std::vector<op>& kinds, uint64_t seq) {
   return seq < kinds.size() ? std::string(name(kinds[seq])) : std::string("?");
 }
@@ -85,11 +94,28 @@ std::string first_line(std::string s) {
 
 // mount(8)'s generic options as mount(2) flags; the rest is the file system's own data.
 std::pair<unsigned long, std::string> mount_flags(const std::string& options) {
-  static const std::pair<const char*, unsigned long> generic[] = {
-      {"ro", MS_RDONLY},       {"nosuid", MS_NOSUID},     {"nodev", MS_NODEV},
-      {"noexec", MS_NOEXEC},   {"sync", MS_SYNCHRONOUS},  {"dirsync", MS_DIRSYNC},
-      {"noatime", MS_NOATIME}, {"nodiratime", MS_NODIRATIME}, {"relatime", MS_RELATIME},
-      {"strictatime", MS_STRICTATIME}, {"lazytime", MS_LAZYTIME}};
+  struct generic {
+    const char* name;
+    unsigned long set, clear;
+  };
+  static const generic table[] = {
+      {"ro", MS_RDONLY, 0},           {"rw", 0, MS_RDONLY},
+      {"nosuid", MS_NOSUID, 0},       {"suid", 0, MS_NOSUID},
+      {"nodev", MS_NODEV, 0},         {"dev", 0, MS_NODEV},
+      {"noexec", MS_NOEXEC, 0},       {"exec", 0, MS_NOEXEC},
+      {"sync", MS_SYNCHRONOUS, 0},    {"async", 0, MS_SYNCHRONOUS},
+      {"dirsync", MS_DIRSYNC, 0},     {"noatime", MS_NOATIME, 0},
+      {"atime", 0, MS_NOATIME},       {"nodiratime", MS_NODIRATIME, 0},
+      {"diratime", 0, MS_NODIRATIME}, {"relatime", MS_RELATIME, 0},
+      {"norelatime", 0, MS_RELATIME}, {"strictatime", MS_STRICTATIME, 0},
+      {"lazytime", MS_LAZYTIME, 0},   {"nolazytime", 0, MS_LAZYTIME},
+      {"iversion", MS_I_VERSION, 0},  {"noiversion", 0, MS_I_VERSION},
+      {"mand", MS_MANDLOCK, 0},       {"nomand", 0, MS_MANDLOCK},
+      {"defaults", 0, 0},             {"auto", 0, 0},
+      {"noauto", 0, 0},               {"nofail", 0, 0},
+      {"user", 0, 0},                 {"nouser", 0, 0},
+      {"users", 0, 0},                {"owner", 0, 0},
+      {"_netdev", 0, 0},              {"loop", 0, 0}};
   unsigned long flags = 0;
   std::string data;
   size_t at = 0;
@@ -97,11 +123,14 @@ std::pair<unsigned long, std::string> mount_flags(const std::string& options) {
     const size_t comma = std::min(options.find(',', at), options.size());
     const std::string word = options.substr(at, comma - at);
     at = comma + 1;
-    if (word.empty() || word == "rw" || word == "defaults") continue;
-    bool known = false;
-    for (const auto& [name, flag] : generic)
-      if (word == name) flags |= flag, known = true;
-    if (!known) data += (data.empty() ? "" : ",") + word;
+    if (word.empty() || word.starts_with("x-")) continue;  // (x-*: for userspace only)
+    const generic* g = nullptr;
+    for (const generic& t : table)
+      if (word == t.name) g = &t;
+    if (g)
+      flags = (flags | g->set) & ~g->clear;
+    else
+      data += (data.empty() ? "" : ",") + word;
   }
   return {flags, data};
 }
@@ -111,6 +140,7 @@ std::pair<unsigned long, std::string> mount_flags(const std::string& options) {
 class state_device {
  public:
   ~state_device() {
+    if (!mounted_.empty()) ::umount2(mounted_.c_str(), MNT_DETACH);
     if (fd_ >= 0) ::close(fd_);
     if (!loop_.empty()) run_command({"losetup", "-d", loop_}, {.keep_output = false});
   }
@@ -127,11 +157,16 @@ class state_device {
   result<void> mount(const std::string& kind, const std::string& options, const std::string& at) {
     ::ioctl(fd_, BLKFLSBUF, 0);  // the previous state's blocks are not this one's
     const auto [flags, data] = mount_flags(options);
-    if (::mount(loop_.c_str(), at.c_str(), kind.c_str(), flags, data.c_str()) != 0)
+    // (what an untrusted trace made is not executed or opened as a device)
+    if (::mount(loop_.c_str(), at.c_str(), kind.c_str(), flags | MS_NOSUID | MS_NODEV,
+                data.c_str()) != 0)
       return failure("mount: {}", std::strerror(errno));
+    mounted_ = at;
     return {};
   }
-  result<void> unmount(const std::string& at) {
+  result<void> unmount() {
+    const std::string at = std::move(mounted_);
+    mounted_.clear();
     if (::umount2(at.c_str(), 0) != 0) {
       const int err = errno;
       ::umount2(at.c_str(), MNT_DETACH);
@@ -142,8 +177,19 @@ class state_device {
   }
 
  private:
-  std::string loop_;
+  std::string loop_, mounted_;
   int fd_ = -1;
+};
+
+// A file descriptor closed with its scope.
+struct owned_fd {
+  int fd = -1;
+  explicit owned_fd(int f) : fd(f) {}
+  ~owned_fd() {
+    if (fd >= 0) ::close(fd);
+  }
+  owned_fd(const owned_fd&) = delete;
+  owned_fd& operator=(const owned_fd&) = delete;
 };
 
 
@@ -155,7 +201,8 @@ class one_fs {
       : o_(o), layer_(spec.layers.front()), dir_(dir) {}
   // Whatever an error left: unmounted, then the logged device detached (dev_'s destructor).
   ~one_fs() {
-    for (const std::string& m : mounted_) run_command({"umount", m}, {.keep_output = false});
+    for (const std::string& m : mounted_)
+      if (::umount2(m.c_str(), 0) != 0) ::umount2(m.c_str(), MNT_DETACH);
   }
 
   result<void> record_log(crash_fs_result& out) {
@@ -197,6 +244,7 @@ class one_fs {
       ro.timing = "afap";
       ro.same_engines = false;  // io_uring's fsync completes off the thread: as a syscall
       ro.mmap_as_write = true;
+      ro.cancel = o_.cancel;
       auto job = replay_job::open(*trace, ro);
       if (!job) return tl::unexpected(job.error());
       FSRR_TRY(job->prepare());
@@ -210,6 +258,11 @@ class one_fs {
       const replay_outcome outcome = job->run(backend);
       if (outcome.status != 0 && !outcome.report.replay.stopped.empty())
         return failure("the replay stopped: {}", outcome.report.replay.stopped);
+      // the oracle takes the recorded results: a replay that went otherwise is said
+      if (outcome.report.prepare.errors)
+        return failure("the initial tree: {} entries could not be made",
+                       outcome.report.prepare.errors);
+      out.replay_mismatches = outcome.report.replay.mismatches;
       points = backend.points();
     }
     FSRR_TRY(unmount(mnt));
@@ -236,19 +289,25 @@ class one_fs {
                       mnt = dir_ + "/crash.mnt";
     FSRR_TRY(copy_sparse(base_, state));
     FSRR_TRY(mkdir_in("crash.mnt"));
-    const int state_fd = ::open(state.c_str(), O_RDWR | O_CLOEXEC);
-    const int data_fd = ::open(data_.c_str(), O_RDONLY | O_CLOEXEC);
+    owned_fd state_fd(::open(state.c_str(), O_RDWR | O_CLOEXEC));
+    owned_fd data_fd(::open(data_.c_str(), O_RDONLY | O_CLOEXEC));
+    if (state_fd.fd < 0 || data_fd.fd < 0)
+      return failure("crash states in {}: {}", dir_, std::strerror(errno));
     size_t applied = 0;
     state_device states;
     for (size_t i = 0; i < points_.size();) {
       // the state a power cut leaves at this point: every write before the last flush
       size_t cut = std::min<size_t>(points_[i].logged, log_.size());
       while (cut > 0 && !log_[cut - 1].flush) --cut;
+      if (o_.cancel && o_.cancel->load()) return failure("interrupted");
+      // Points in trace order need not have the log in order (several replay threads): a
+      // state before the one built is built again from the image as made.
+      if (cut < applied) {
+        FSRR_TRY(copy_sparse(base_, state));
+        applied = 0;
+      }
       if (cut > applied) {
-        if (auto r = apply_records(state_fd, data_fd, log_, applied, cut); !r) {
-          ::close(state_fd), ::close(data_fd);
-          return r;
-        }
+        FSRR_TRY(apply_records(state_fd.fd, data_fd.fd, log_, applied, cut));
         applied = cut;
       }
       FSRR_TRY(copy_sparse(state, scratch));
@@ -271,18 +330,25 @@ class one_fs {
         }
         check_point(out, oracle.promised(), mnt + "/replay", data, points_[i].seq, kinds);
       }
-      if (mounted) FSRR_TRY(states.unmount(mnt));
+      if (mounted) FSRR_TRY(states.unmount());
       if (const auto argv = checker(layer_.kind, scratch); !argv.empty()) {
         const command_result r = run_command(argv);
         if (r.status != 0)
           add(out, {"fsck_errors", points_[i - 1].seq, op_name(kinds, points_[i - 1].seq), "", "",
                     "", first_line(r.output)});
       }
+      // The first state with a finding, as the power cut left it (before any recovery), for
+      // whoever looks into it: mount it, or hand it to the file system's developers.
+      if (!o_.keep.empty() && out.first_state.empty() && found_so_far() > 0) {
+        out.first_state = fmt::format("{}/{}.img", o_.keep, file_name_of(out.name));
+        FSRR_TRY(copy_sparse(state, out.first_state));
+      }
     }
-    ::close(state_fd);
-    ::close(data_fd);
     for (auto& f : initial_first_)
-      if (out.first.size() < max_listed) out.first.push_back(std::move(f));
+      if (std::count_if(out.first.begin(), out.first.end(), [&](const crash_finding& x) {
+            return x.kind == f.kind;
+          }) < static_cast<long>(max_listed))
+        out.first.push_back(std::move(f));
     out.check_ns = monotonic_ns() - start;
     return {};
   }
@@ -294,8 +360,10 @@ class one_fs {
     return {};
   }
   result<void> mount(const std::string& device, const std::string& at) {
-    std::vector<std::string> argv{"mount"};
-    if (!layer_.mount_opts.empty()) argv.insert(argv.end(), {"-o", layer_.mount_opts});
+    std::vector<std::string> argv{"mount", "-o",
+                                  "nosuid,nodev" + (layer_.mount_opts.empty()
+                                                        ? std::string()
+                                                        : "," + layer_.mount_opts)};
     argv.push_back(device);
     argv.push_back(at);
     const command_result r = run_command(argv);
@@ -305,10 +373,12 @@ class one_fs {
   }
   result<void> unmount(const std::string& at) {
     const command_result r = run_command({"umount", at});
-    std::erase(mounted_, at);
     if (r.status != 0) return failure("umount {}: {}", at, first_line(r.output));
+    std::erase(mounted_, at);
     return {};
   }
+  uint64_t found_so_far() const { return findings_; }
+
   // A file lost is counted once, at the first point it was found lost; the listing names
   // the workload's promises before the initial tree's.
   void add(crash_fs_result& out, crash_finding f, bool initial = false) {
@@ -316,8 +386,12 @@ class one_fs {
         !lost_.insert(f.kind + f.path).second)
       return;
     ++out.counts[f.kind];
+    ++findings_;
     auto& list = initial ? initial_first_ : out.first;
-    if (list.size() < max_listed) list.push_back(std::move(f));
+    if (std::count_if(list.begin(), list.end(), [&](const crash_finding& x) {
+          return x.kind == f.kind;
+        }) < static_cast<long>(max_listed))
+      list.push_back(std::move(f));
   }
 
   void check_point(crash_fs_result& out, const std::vector<promised_file>& promised,
@@ -354,7 +428,7 @@ class one_fs {
         std::string found_new;
         if (look(p.path)) continue;
         found_new = found;
-        if (std::any_of(p.before.begin(), p.before.end(), [&](const expected_entry& b) {
+        if (target && std::any_of(p.before.begin(), p.before.end(), [&](const expected_entry& b) {
               return compare({{p.path, b}}, *target, vo).empty();
             }))
           continue;
@@ -364,7 +438,12 @@ class one_fs {
                   "neither the old file nor the new: " + found_new});
         continue;
       }
-      if (look(p.path) || (!p.old_path.empty() && look(p.old_path))) continue;
+      if (look(p.path)) continue;
+      const std::string found_first = found;
+      if (std::any_of(p.old_paths.begin(), p.old_paths.end(),
+                      [&](const std::string& other) { return look(other); }))
+        continue;
+      found = found_first;
       const std::string by = p.initial && p.by == 0
                                  ? "the initial tree, synced before the workload"
                                  : fmt::format("{} #{}", op_name(kinds, p.by), p.by);
@@ -383,6 +462,7 @@ class one_fs {
   std::vector<crash_point> points_;
   std::vector<std::string> mounted_;
   std::set<std::string> lost_;
+  uint64_t findings_ = 0;
   std::vector<crash_finding> initial_first_;
 };
 
@@ -391,6 +471,11 @@ class one_fs {
 result<std::vector<crash_fs_result>> crashtest(const crash_options& options) {
   if (::geteuid() != 0) return failure("crashtest makes and mounts file systems: run it as root");
   if (options.specs.empty()) return failure("crashtest: give at least one --fs");
+  for (const fs_spec& spec : options.specs)
+    if (spec.existing() || spec.layers.size() != 1 || spec.layers[0].kind == "tmpfs")
+      return failure("crashtest --fs {}: a file system on a block device fsrr makes (ext4, xfs, "
+                     "btrfs, ...), not tmpfs, a stack or a directory",
+                     spec.name);
   crash_options o = options;
   bool own_images = false;
   if (o.images.empty()) {
@@ -412,12 +497,8 @@ result<std::vector<crash_fs_result>> crashtest(const crash_options& options) {
     }
   } scratch{o.images, own_images};
   std::vector<crash_fs_result> results;
-  for (size_t k = 0; k < o.specs.size(); ++k) {
+  for (size_t k = 0; k < o.specs.size() && !(o.cancel && o.cancel->load()); ++k) {
     const fs_spec& spec = o.specs[k];
-    if (spec.existing() || spec.layers.size() != 1 || spec.layers[0].kind == "tmpfs")
-      return failure("crashtest --fs {}: a file system on a block device fsrr makes (ext4, xfs, "
-                     "btrfs, ...), not tmpfs, a stack or a directory",
-                     spec.name);
     const uint64_t start = monotonic_ns();
     crash_fs_result out;
     out.name = spec.name;
@@ -455,6 +536,8 @@ nlohmann::json crashtest_json(const std::string& trace, const std::vector<crash_
                         {"log_flushes", r.log_flushes},
                         {"check_ns", r.check_ns},
                         {"states_per_s", r.check_ns ? r.states * 1e9 / r.check_ns : 0.0},
+                        {"replay_mismatches", r.replay_mismatches},
+                        {"first_state", r.first_state},
                         {"wall_ns", r.wall_ns}};
     for (const auto& kind : crash_kinds) {
       nlohmann::json first = nlohmann::json::array();

@@ -8,6 +8,7 @@
 // checker, read-only.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -26,6 +27,8 @@ struct crash_options {
   std::vector<fs_spec> specs;
   data_spec data;
   std::string images;  // a directory of fsrr's own for images, logs and mount points
+  const std::atomic<bool>* cancel = nullptr;  // set (by a signal handler) to stop early
+  std::string keep;  // a directory for the first state with a finding of each SPEC; "": none
 };
 
 struct crash_finding {
@@ -44,13 +47,15 @@ struct crash_fs_result {
   uint64_t wall_ns = 0;  // all of it: made, replayed, states checked
   uint64_t points = 0;      // crash points tried
   uint64_t states = 0;      // distinct crash states built, mounted and checked
-  uint64_t log_writes = 0;  // block writes the device got during the replay
-  uint64_t log_flushes = 0;
+  uint64_t log_writes = 0;  // block writes the device got, from its mount to its unmount
+  uint64_t log_flushes = 0;  // (the mount, the initial tree and the final unmount's too)
+  uint64_t replay_mismatches = 0;  // results other than recorded: the oracle assumes them
   uint64_t check_ns = 0;  // building and checking the states
   // finding kind -> count (every kind listed); a file lost counts once, where first found lost
   std::map<std::string, uint64_t> counts;
   std::vector<crash_finding> first;        // the first findings (up to 10)
   std::string error;                       // the run could not be made: why
+  std::string first_state;  // keep/SPEC.img: the first state with a finding, before recovery
 };
 
 // rename_not_atomic: a promised file replaced by a rename held neither the old bytes nor the

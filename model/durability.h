@@ -31,7 +31,8 @@ bool promises_durability(const event& e, uint32_t open_flags);
 
 struct promised_file {
   std::string path;      // placed (as verify has it): where it must be found
-  std::string old_path;  // where it may still be found instead (renamed since), or ""
+  // where it may still be found instead: the names it had since its name was durable
+  std::vector<std::string> old_paths;
   uint64_t by = 0;       // the seq (replay numbering) of the op that promised it
   bool initial = false;  // promised as part of the initial tree
   expected_entry entry;  // its type, size and bytes (times, owners, mode not looked at)
@@ -52,17 +53,26 @@ class durability_oracle {
   // replay numbers its ops.
   void apply(const event& e);
   uint64_t next_seq() const { return seq_; }
-  // What must have survived a power cut after the events applied so far.
+  // What must have survived a power cut right after the latest op applied returned: what ops
+  // promised that had returned before it started in the recording, and what it promised.
   std::vector<promised_file> promised();
 
  private:
   struct file_state {
-    std::string path, old_path;
+    std::string path;
+    std::vector<std::string> old_paths;
     bool dirty = true;          // changed since it was last promised
     bool promised = false;
     bool initial = false;
     bool plain_open = false;    // opened at least once without O_DSYNC
     uint64_t by = 0;
+    uint64_t by_end = 0;  // when the op that promised it returned, in the recording
+  };
+  // A directory (what was beneath `from` is now beneath `to`), or a file the trace has no id
+  // for, renamed; the name not durable yet.
+  struct move {
+    std::string from, to;
+    bool dir = true;
   };
   struct replacement {
     std::string path;
@@ -70,13 +80,16 @@ class durability_oracle {
     file_id by = no_id;  // the file renamed over it
     uint64_t seq = 0;
   };
-  void promise(file_state& f);
-  void note_replacement(const event& e);
+  void promise(file_state& f, const event& by);
+  void note_replacement(const event& e, const expected_state& before);
+  void note_rename(const event& e, const expected_state& before);
   trace_reader& trace_;
   end_state_model model_;
   std::unordered_map<file_id, file_state> files_;
   std::vector<replacement> replacements_;
+  std::vector<move> moves_;
   uint64_t seq_ = 0;
+  uint64_t last_seq_ = 0, last_ts_ = 0;  // the latest op applied: the crash point's
 };
 
 }  // namespace fsrr
