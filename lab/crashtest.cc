@@ -208,14 +208,7 @@ class one_fs {
   result<void> record_log(crash_fs_result& out) {
     const std::string image = dir_ + "/fs.img";
     const uint64_t size = layer_.size ? layer_.size : default_image_bytes;
-    {
-      const int fd = ::open(image.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-      if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-        if (fd >= 0) ::close(fd);
-        return failure("image {}: {}", image, std::strerror(errno));
-      }
-      ::close(fd);
-    }
+    FSRR_TRY(make_image(image, size));
     fs_layer l = layer_;
     // ext4's inode tables written by mkfs, not by a kernel thread while the workload runs
     if (l.kind == "ext4") l.mkfs_opts = "-E lazy_itable_init=0,lazy_journal_init=0 " + l.mkfs_opts;
@@ -296,9 +289,7 @@ class one_fs {
     size_t applied = 0;
     state_device states;
     for (size_t i = 0; i < points_.size();) {
-      // the state a power cut leaves at this point: every write before the last flush
-      size_t cut = std::min<size_t>(points_[i].logged, log_.size());
-      while (cut > 0 && !log_[cut - 1].flush) --cut;
+      const size_t cut = cut_at(points_[i]);
       if (o_.cancel && o_.cancel->load()) return failure("interrupted");
       // Points in trace order need not have the log in order (several replay threads): a
       // state before the one built is built again from the image as made.
@@ -315,9 +306,7 @@ class one_fs {
       const bool mounted = states.mount(layer_.kind, layer_.mount_opts, mnt).has_value();
       // every point this state stands for
       for (; i < points_.size(); ++i) {
-        size_t c = std::min<size_t>(points_[i].logged, log_.size());
-        while (c > 0 && !log_[c - 1].flush) --c;
-        if (c != cut) break;
+        if (cut_at(points_[i]) != cut) break;
         ++out.points;
         while (oracle.next_seq() <= points_[i].seq && events.next(e)) {
           if (info(e.kind).cls != op_class::stream) kinds.push_back(e.kind);
@@ -354,6 +343,12 @@ class one_fs {
   }
 
  private:
+  // The state a power cut leaves at a point: the log's records up to its last flush before it.
+  size_t cut_at(const crash_point& p) const {
+    size_t cut = std::min<size_t>(p.logged, log_.size());
+    while (cut > 0 && !log_[cut - 1].flush) --cut;
+    return cut;
+  }
   result<void> mkdir_in(const std::string& name) {
     if (::mkdir((dir_ + "/" + name).c_str(), 0700) != 0)
       return failure("mkdir {}/{}: {}", dir_, name, std::strerror(errno));

@@ -79,6 +79,17 @@ void clear_dir(const std::string& dir) {
 
 }  // namespace
 
+result<void> make_image(const std::string& path, uint64_t size) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    return failure("image {}: {}", path, std::strerror(err));
+  }
+  ::close(fd);
+  return {};
+}
+
 std::vector<std::string> mkfs_argv(const fs_layer& l, const std::string& image) {
   std::vector<std::string> argv{"mkfs." + l.kind};
   if (l.kind.rfind("ext", 0) == 0)
@@ -168,13 +179,7 @@ result<void> made_fs::make_layer(const fs_layer& l, const std::string& where, ui
     device = fmt::format("tmpfs, {} MiB", size >> 20);
   } else {
     made.image = fmt::format("{}/{}-{}.img", where, l.kind, n);
-    const int fd = ::open(made.image.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-      const int err = errno;
-      if (fd >= 0) ::close(fd);
-      return failure("image {}: {}", made.image, std::strerror(err));
-    }
-    ::close(fd);
+    FSRR_TRY(make_image(made.image, size));
     const auto argv = mkfs_argv(l, made.image);
     FSRR_TRY(must(run_command(argv), argv[0]));
     mkfs_line = joined(argv);

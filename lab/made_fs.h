@@ -57,6 +57,9 @@ class made_fs {
   uint64_t make_ns_ = 0;
 };
 
+// A new sparse file of `size` bytes at `path` (never an existing one), for mkfs.
+result<void> make_image(const std::string& path, uint64_t size);
+
 // The mkfs command for layer `l` on `image`: mkfs's own quiet and force flags, then the
 // user's options, then the image.
 std::vector<std::string> mkfs_argv(const fs_layer& l, const std::string& image);
