@@ -13,12 +13,41 @@
 namespace fsrr::cli {
 namespace {
 
+// Each file system's first findings (a few: crashtest.json has up to 10 of each kind), then
+// the table, last, so that it stays on the screen.
 std::string table(const std::vector<lab::crash_fs_result>& all) {
+  constexpr size_t shown = 5;
+  std::string t;
+  for (const auto& r : all) {
+    uint64_t total = 0;
+    for (const auto& [kind, n] : r.counts) total += n;
+    if (!total && !r.replay_mismatches) continue;
+    t += fmt::format("{}:\n", r.name);
+    for (size_t k = 0; k < r.first.size() && k < shown; ++k) {
+      const lab::crash_finding& x = r.first[k];
+      const std::string cut = fmt::format("{} #{}", x.op, x.point);
+      t += fmt::format("  {} {}{}{}{}\n", x.kind, x.path.empty() ? "" : x.path + ": ",
+                       "after " + cut,
+                       x.promised.empty() ? ""
+                       : x.promised == cut ? ", which promised it"
+                                           : ", promised by " + x.promised,
+                       x.found.empty() ? "" : ": " + x.found);
+    }
+    if (total > std::min(r.first.size(), shown))
+      t += fmt::format("  ... {} findings in all\n", total);
+    if (!r.first_state.empty())
+      t += fmt::format("  the first state with a finding, as the power cut left it: {}\n",
+                       r.first_state);
+    if (r.replay_mismatches)
+      t += fmt::format("  the replay had {} results other than recorded, which the oracle "
+                       "assumes\n",
+                       r.replay_mismatches);
+  }
   size_t w = 11;
   for (const auto& r : all) w = std::max(w, r.name.size());
-  std::string t = fmt::format("{:<{}} {:>7} {:>7} {:>13} {:>12} {:>12} {:>18} {:>9}\n",
-                              "file system", w, "points", "states", "lost_durable",
-                              "unmountable", "fsck_errors", "rename_not_atomic", "states/s");
+  t += fmt::format("{:<{}} {:>7} {:>7} {:>13} {:>12} {:>12} {:>18} {:>9}\n", "file system", w,
+                   "points", "states", "lost_durable", "unmountable", "fsck_errors",
+                   "rename_not_atomic", "states/s");
   for (const auto& r : all) {
     if (!r.error.empty()) {
       t += fmt::format("{:<{}} could not run: {}\n", r.name, w, r.error);
@@ -29,21 +58,6 @@ std::string table(const std::vector<lab::crash_fs_result>& all) {
                      r.counts.at("fsck_errors"), r.counts.at("rename_not_atomic"),
                      r.check_ns ? r.states / (r.check_ns / 1e9) : 0.0);
   }
-  for (const auto& r : all)
-    if (!r.first_state.empty())
-      t += fmt::format("  {}: the first state with a finding, as the power cut left it: {}\n",
-                       r.name, r.first_state);
-  for (const auto& r : all)
-    if (r.replay_mismatches)
-      t += fmt::format("  {}: the replay had {} results other than recorded, which the oracle "
-                       "assumes\n",
-                       r.name, r.replay_mismatches);
-  for (const auto& r : all)
-    for (const auto& x : r.first)
-      t += fmt::format("  {}: {} after {} #{}{}{}{}\n", r.name, x.kind, x.op, x.point,
-                       x.path.empty() ? "" : ": " + x.path,
-                       x.promised.empty() ? "" : " (promised by " + x.promised + ")",
-                       x.found.empty() ? "" : ": " + x.found);
   return t;
 }
 

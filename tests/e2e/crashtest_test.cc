@@ -108,7 +108,9 @@ TEST_CASE("crashtest: without flushes (ext4 barrier=0, btrfs nobarrier) the fsyn
     CHECK(first["expected"] == "1000 bytes");
     CHECK(first["found"] == "the replay's directory is not there");
   }
-  CHECK(c.out.find("lost_durable after fsync #") != std::string::npos);
+  CHECK(c.out.find("/w/f1: after fsync #") != std::string::npos);
+  CHECK(c.out.find(", which promised it: the replay's directory is not there") !=
+        std::string::npos);
 }
 
 TEST_CASE("crashtest: a file replaced by rename without an fsync holds the old bytes or the new "
