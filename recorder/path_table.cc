@@ -45,6 +45,19 @@ int open_in_root(int root, const char* rel, const open_how& how) {
   }
 }
 
+// Whether `path` (beneath `root`, as the root's processes see it) is the object `st` is of.
+bool same_object(int root, const std::string& path, const struct stat& st) {
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  const int fd = open_in_root(root, path.c_str() + (!path.empty() && path[0] == '/'), how);
+  if (fd < 0) return false;
+  struct stat now {};
+  const bool same = ::fstat(fd, &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino;
+  ::close(fd);
+  return same;
+}
+
 }  // namespace
 
 void path_table::add_top(path_id top, int root_fd) {
@@ -211,7 +224,7 @@ path_id path_table::resolve_dir(path_id base, std::string_view dir) {
   // Removed since it was opened (the decoder runs behind the workload): its name reads
   // "... (deleted)", so it is taken as written, and not kept for the next call.
   struct stat st {};
-  const bool removed = ::fstat(fd, &st) == 0 && st.st_nlink == 0;
+  const bool removed = ::fstat(fd, &st) != 0 || st.st_nlink == 0;
   ::close(fd);
   if (removed) return lexical(base, dir);
   const std::string& from = root->second.seen_as;
@@ -220,6 +233,12 @@ path_id path_table::resolve_dir(path_id base, std::string_view dir) {
       return lexical(base, dir);  // not below the root as fsrr sees it: take it as written
     real.erase(0, from.size());
   }
+  // The name read back is the directory's name now, not when it was opened: the workload
+  // may have renamed it in between (borg renames txn.tmp to txn.active right after filling
+  // it). A name other than the one asked (a symlink on the way, or such a rename) is kept
+  // only if the asked name and the read one both still lead to the object that was opened.
+  if (real != full && !(same_object(root->second.fd, full, st) && same_object(root->second.fd, real, st)))
+    return lexical(base, dir);
   const path_id id = from_absolute(t, real.empty() ? "/" : real);
   dirs_.emplace(std::move(key), id);
   return id;
