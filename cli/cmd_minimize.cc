@@ -18,10 +18,12 @@ command add_minimize(CLI::App& app) {
   auto o = std::make_shared<opts>();
   auto* sub = app.add_subcommand(
       "minimize",
-      "Find the smallest part of FILE that still shows what PREDICATE looks for (delta "
-      "debugging over processes, threads, files, events): each candidate is replayed into a "
-      "fresh target, then PREDICATE runs with FSRR_TARGET (that directory) and FSRR_REPORT (the "
-      "replay's JSON report) set; exit status 0 means it still shows it");
+      "Find the smallest, simplest part of FILE that still shows what PREDICATE looks for: "
+      "the initial tree cut to what the events name, delta debugging over processes, threads, "
+      "files and events, then runs of reads or writes coalesced, lengths and file sizes halved, "
+      "threads merged. Each candidate is replayed into a fresh target, then PREDICATE runs with "
+      "FSRR_TARGET (that directory) and FSRR_REPORT (the replay's JSON report) set; exit status "
+      "0 means it still shows it");
   sub->add_option("FILE", o->m.trace, "Trace file")->required();
   sub->add_option("-o,--output", o->m.out, "Trace file to create")->required();
   sub->add_option("--fs", o->fs,
@@ -29,6 +31,12 @@ command add_minimize(CLI::App& app) {
                   "root); default a fresh directory");
   sub->add_option("--max-tries", o->m.max_tries, "Candidates to replay at most")
       ->capture_default_str();
+  sub->add_option("-j,--jobs", o->m.jobs, "Candidates replayed at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  sub->add_flag("--keep-timing", o->m.keep_timing,
+                "Replay candidates with the recorded timing and keep the result's idle gaps "
+                "(default: afap, gaps dropped)");
   sub->add_option("--scratch", o->m.scratch,
                   "Directory for the candidates and their targets (default a new one in /dev/shm, "
                   "removed at the end)")
@@ -50,6 +58,14 @@ command add_minimize(CLI::App& app) {
               };
             const auto r = or_throw(lab::minimize(o->m));
             if (!o->quiet && tty) fmt::print(stderr, "\n");
+            fmt::print("{:<14} {:>16} {:>14} {:>22} {:>6} {:>8}\n", "pass", "events",
+                       "tree entries", "bytes", "tries", "seconds");
+            for (const lab::minimize_pass& p : r.passes)
+              fmt::print("{:<14} {:>16} {:>14} {:>22} {:>6} {:>8.1f}\n", p.name,
+                         fmt::format("{} → {}", p.events_before, p.events_after),
+                         fmt::format("{} → {}", p.tree_before, p.tree_after),
+                         fmt::format("{} → {}", p.bytes_before, p.bytes_after), p.tries,
+                         p.wall_ns / 1e9);
             fmt::print("minimize: {} events → {} ({:.2f}%), initial tree {} → {} entries, {} tries "
                        "in {:.1f} s{} → {}\n",
                        r.events_before, r.events_after,

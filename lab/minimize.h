@@ -1,10 +1,16 @@
-// minimize: the smallest part of a trace that still shows what a predicate looks for, by
-// delta debugging (ddmin, Zeller & Hildebrandt) over its processes, then threads, then files,
-// then single events. Every candidate is a trace that replays on its own (transform/closure.h
-// adds what its events need of the rest), replayed into a fresh target — a directory of its
-// own, or a file system made for the try (--fs) — after which the predicate runs with
-// FSRR_TARGET (the target) and FSRR_REPORT (the replay's JSON report) in its environment:
-// exit status 0 means the candidate still shows it. Each target is removed after its try.
+// minimize: the smallest and simplest part of a trace that still shows what a predicate looks
+// for. Passes, cheap big cuts first: the initial tree down to what the events name (or what
+// they name plus one file as large as the rest together, where the rest only took space);
+// delta debugging (ddmin, Zeller & Hildebrandt) over processes, threads, files, then single
+// events, smaller parts tried first; then simplifications that keep the trace valid: runs of
+// reads or writes of one file coalesced into one op, ops' lengths and initial files' sizes
+// halved, a process's threads merged into one; deletion again after those. Every candidate is
+// a trace that replays on its own (transform/closure.h adds what its events need of the rest),
+// replayed (afap unless keep_timing) into a fresh target — a directory of its own, or a file
+// system made for the try (--fs) — after which the predicate runs with FSRR_TARGET (the
+// target) and FSRR_REPORT (the replay's JSON report) in its environment: exit status 0 means
+// the candidate still shows it. Two tries run at once (two cores). Each target is removed
+// after its try. The result's idle gaps are dropped unless keep_timing.
 #pragma once
 
 #include <atomic>
@@ -25,14 +31,28 @@ struct minimize_options {
   std::optional<fs_spec> fs;           // a fresh file system per try (root)
   std::string scratch;                 // where targets go; "" : a new directory in /dev/shm
   unsigned max_tries = 1000;
+  unsigned jobs = 2;          // tries at once
+  bool keep_timing = false;   // replay tries with the recorded timing; keep the gaps
   bool force = false;
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(const std::string&)> say;  // progress, a line at a time
 };
 
+// What one pass did: the candidate before and after it.
+struct minimize_pass {
+  std::string name;
+  uint64_t events_before = 0, events_after = 0;
+  uint64_t tree_before = 0, tree_after = 0;
+  uint64_t bytes_before = 0, bytes_after = 0;  // bytes the ops move plus the tree's file sizes
+  unsigned tries = 0;
+  uint64_t wall_ns = 0;
+};
+
 struct minimize_result {
   uint64_t events_before = 0, events_after = 0;
   uint64_t tree_before = 0, tree_after = 0;
+  uint64_t bytes_before = 0, bytes_after = 0;
+  std::vector<minimize_pass> passes;
   unsigned tries = 0;
   bool exhausted = false;  // stopped at max_tries: smaller may exist
   uint64_t wall_ns = 0;

@@ -34,6 +34,18 @@ bool changes(const event& e) {
   }
 }
 
+// Whether `e` (successful) makes, moves or removes a name.
+bool changes_names(const event& e) {
+  switch (info(e.kind).cls) {
+    case op_class::open:
+      return e.kind == op::creat || (e.flags & O_CREAT);
+    case op_class::name:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool process_op(op k) { return info(k).cls == op_class::process; }
 
 class needs {
@@ -63,7 +75,7 @@ class needs {
 
 std::vector<bool> closure(trace_reader& trace, const std::vector<event>& events,
                           const std::vector<thread_info>& threads,
-                          const std::vector<bool>& chosen) {
+                          const std::vector<bool>& chosen, bool names_only) {
   const size_t n = events.size();
   // The fd side of each event: the handles it uses, the one it opens, the paths they name.
   struct fd_side {
@@ -106,7 +118,7 @@ std::vector<bool> closure(trace_reader& trace, const std::vector<event>& events,
     }
     if (!keep[i])
       keep[i] = (side[i].opened && handles.count(side[i].h1)) ||
-                (e.result >= 0 && changes(e) && touches(i));
+                (e.result >= 0 && (names_only ? changes_names(e) : changes(e)) && touches(i));
     if (!keep[i]) continue;
     threads_kept.insert(e.thread);
     tids_kept.insert(tid_of(e.thread));

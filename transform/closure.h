@@ -18,7 +18,11 @@ namespace fsrr::transform {
 //    going back as far as that takes;
 //  - opened, or closed, an fd a kept event uses;
 //  - are the exec or exit of a thread with kept events, or the clone that made it.
+//  With `names_only` (minimize: a candidate must replay, the predicate judges its content),
+//  only what made or changed a name counts in the first rule (creating opens, mkdir, rename,
+//  link, unlink...), not what changed a file's data, size or attributes.
 std::vector<bool> closure(trace_reader& trace, const std::vector<event>& events,
-                          const std::vector<thread_info>& threads, const std::vector<bool>& chosen);
+                          const std::vector<thread_info>& threads, const std::vector<bool>& chosen,
+                          bool names_only = false);
 
 }  // namespace fsrr::transform
