@@ -464,6 +464,63 @@ TEST_CASE("minimize says so when the predicate does not hold on the whole trace"
   CHECK(::access((rec.work / "never.trace").c_str(), F_OK) != 0);
 }
 
+TEST_CASE("export --shell: the script builds what replay builds, and names nothing outside its TARGET",
+          "[share][export]") {
+  if (!can_record()) return;
+  temp_dir work("/dev/shm");
+  // creates, appends, a write in the middle (dd seek), truncation, renames over a name, hard
+  // and symbolic links, a directory made, renamed and emptied, modes, an fsync
+  std::ofstream(work / "w.sh") << "mkdir -p d/sub\n"
+                                  "for i in 1 2 3 4 5; do head -c $((i * 1000)) /dev/zero > d/f$i; done\n"
+                                  "echo more >> d/f1\n"
+                                  "dd if=/dev/zero of=d/f2 bs=100 seek=50 count=3 conv=notrunc status=none\n"
+                                  "truncate -s 777 d/f3\n"
+                                  "mv d/f4 d/f5\n"
+                                  "ln d/f1 d/hard\n"
+                                  "ln -s f2 d/soft\n"
+                                  "chmod 600 d/f2\n"
+                                  "mv d/sub d/moved\n"
+                                  "head -c 4096 /dev/zero > d/moved/x && sync d/moved/x\n"
+                                  "rm d/f3\n";
+  const std::string trace = work / "t.trace", script = work / "repro.sh";
+  REQUIRE(run(fmt::format("cd {} && {} record -o {} -- sh w.sh >{} 2>&1", work.path(), FSRR_BIN,
+                          trace, work / "record.log")) == 0);
+  REQUIRE(run(fmt::format("{} export {} --shell {} >{} 2>&1", FSRR_BIN, trace, script,
+                          work / "export.log")) == 0);
+  INFO(slurp(work / "export.log"));
+  const std::string text = slurp(script);
+  CHECK(text.starts_with("#!/bin/bash\n"));
+  // every command names "$T" before any path: no line writes an absolute path of its own
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    INFO(line);
+    const size_t quote = line.find('\'');
+    if (quote != std::string::npos && line.find("'/") != std::string::npos)
+      CHECK(line.find("\"$T\"'/") != std::string::npos);
+  }
+  temp_dir a("/dev/shm"), b("/dev/shm");
+  REQUIRE(run(fmt::format("bash {} {} >{} 2>&1", script, a.path(), work / "script.log")) == 0);
+  INFO(slurp(work / "script.log"));
+  REQUIRE(run(fmt::format("{} replay {} {} --timing afap --no-progress >/dev/null 2>&1", FSRR_BIN,
+                          trace, b.path())) == 0);
+  // the workload's directory alike in both: names, types, sizes, modes, link targets, links
+  const auto listing = [&](const temp_dir& t, const std::string& name) {
+    REQUIRE(run(fmt::format("cd {}{}/d && find . -printf '%P %y %s %m %l %n\\n' | sort >{}",
+                            t.path(), work.path(), work / name)) == 0);
+    return slurp(work / name);
+  };
+  const std::string from_script = listing(a, "a.txt"), from_replay = listing(b, "b.txt");
+  CHECK(from_script == from_replay);
+  CHECK(from_script.find("f2 f 5300 600") != std::string::npos);   // dd wrote at 5000
+  CHECK(from_script.find("moved/x f 4096") != std::string::npos);
+  CHECK(from_script.find("soft l 2 777 f2") != std::string::npos);
+  CHECK(from_script.find("f3 ") == std::string::npos);
+  // refused: an existing file
+  CHECK(run(fmt::format("{} export {} --shell {} >/dev/null 2>&1", FSRR_BIN, trace, script)) == 1);
+  CHECK(run(fmt::format("{} export {} >/dev/null 2>&1", FSRR_BIN, trace)) != 0);
+}
+
 TEST_CASE("export --fio: fio replays the trace's reads and writes, byte for byte, inside DIR only",
           "[share][export]") {
   if (!can_record()) return;

@@ -245,3 +245,68 @@ TEST_CASE("an open of a FIFO in the target returns, whatever type the trace give
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);  // open returned 3 as recorded; F_GETFL says O_RDONLY
 }
+
+// export --shell writes a script that runs as root on someone's machine: it must name nothing
+// beyond its TARGET, whatever the trace says.
+TEST_CASE("export --shell of a hostile trace: the script names nothing outside its TARGET") {
+  sandbox s;
+  {
+    test::trace_builder b(s.trace);
+    b.tree_dir("/x");
+    b.tree_symlink("/x/abs", s.outside.path());
+    b.tree_symlink("/x/rel", "../../..");
+    b.tree_file("/x/abs/evil-in-tree", 5);
+    const thread_id t = b.thread(100, 100, 1);
+    // through the tree's symlinks
+    event& o = b.next(t, op::openat, 3);
+    o.path = b.path("/x/abs/evil");
+    o.flags = O_WRONLY | O_CREAT | O_TRUNC;
+    event& w = b.next(t, op::write, 5);
+    w.fd = 3;
+    w.size = 5;
+    b.next(t, op::close, 0).fd = 3;
+    b.next(t, op::mkdir, 0).path = b.path("/x/rel/evil-rel");
+    // a symlink the ops make, then followed
+    event& l = b.next(t, op::symlink, 0);
+    l.path = b.path("/x/made");
+    l.aux = b.str(s.outside.path());
+    b.next(t, op::mkdir, 0).path = b.path("/x/made/evil-made");
+    // a directory holding a symlink, renamed, then followed through its new name
+    b.tree_dir("/x/d");
+    b.tree_symlink("/x/d/link", s.outside.path());
+    event& mv = b.next(t, op::rename, 0);
+    mv.path = b.path("/x/d");
+    mv.path2 = b.path("/x/e");
+    b.next(t, op::mkdir, 0).path = b.path("/x/e/link/evil-moved");
+    // names that are not names
+    b.next(t, op::mkdir, 0).path = b.path("/x/../../evil-up");
+    event& r = b.next(t, op::rename, 0);
+    r.path = b.path("/x/fine-not-yet");
+    r.path2 = b.path("/x/../../evil-renamed");
+    // and one that is fine
+    b.next(t, op::mkdir, 0).path = b.path("/x/fine");
+    b.finish();
+  }
+  const std::string script = s.outside / "repro.sh";
+  REQUIRE(std::system(fmt::format("{} export {} --shell {} >/dev/null 2>&1", FSRR_BIN, s.trace, script)
+                          .c_str()) == 0);
+  const std::string before = list_outside(s);
+  CHECK(std::system(fmt::format("bash {} {} >/dev/null 2>&1", script, s.target).c_str()) == 0);
+  CHECK(list_outside(s) == before);
+  struct stat st;
+  CHECK(::stat((s.target + "/x/fine").c_str(), &st) == 0);
+  CHECK(::lstat((s.target + "/x/made").c_str(), &st) == 0);  // the link itself is made
+  // each refused line says why
+  std::string text;
+  {
+    FILE* f = std::fopen(script.c_str(), "r");
+    char buf[4096];
+    while (size_t n = std::fread(buf, 1, sizeof buf, f)) text.append(buf, n);
+    std::fclose(f);
+  }
+  size_t refused = 0;
+  for (size_t at = 0; (at = text.find("its path is not one a script can confine", at)) != std::string::npos; ++at)
+    ++refused;
+  CHECK(refused == 6);  // the open, four mkdirs, the rename
+  CHECK(text.find("not made: /x/abs/evil-in-tree") != std::string::npos);
+}
