@@ -1,3 +1,5 @@
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "commands.h"
@@ -12,6 +14,7 @@ namespace fsrr::cli {
 command add_export(CLI::App& app) {
   struct opts {
     std::string file, fio, shell;
+    std::optional<uint64_t> crash_after;
   };
   auto o = std::make_shared<opts>();
   auto* sub = app.add_subcommand(
@@ -24,6 +27,10 @@ command add_export(CLI::App& app) {
   auto* fio = sub->add_option("--fio", o->fio, "Directory to create (or an empty one)");
   auto* shell = sub->add_option("--shell", o->shell, "Script to create (run it: bash SCRIPT TARGET)");
   fio->excludes(shell);
+  sub->add_option("--crash-after", o->crash_after,
+                  "With --shell: the script stops right after op SEQ (crashtest's numbering) and "
+                  "runs $CRASH there (default: xfs_io -x -c shutdown TARGET)")
+      ->needs(shell);
   return {sub, [o] {
             if (o->fio.empty() && o->shell.empty())
               throw trace_error("export needs --fio DIR or --shell SCRIPT");
@@ -31,7 +38,8 @@ command add_export(CLI::App& app) {
             if (!o->shell.empty()) {
               refuse_same_file(o->file, o->shell);
               const auto r = or_throw(transform::export_shell(
-                  in, o->shell, [&in](const event& e) { return describe(in, e); }));
+                  in, o->shell, [&in](const event& e) { return describe(in, e); },
+                  o->crash_after));
               fmt::print("export: {} tree entries and {} ops as commands, {} left as comments "
                          "({} through a symlink or by a name a script cannot confine) → {} "
                          "(bash {} TARGET)\n",

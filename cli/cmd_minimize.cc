@@ -22,8 +22,8 @@ command add_minimize(CLI::App& app) {
       "the initial tree cut to what the events name, delta debugging over processes, threads, "
       "files and events, then runs of reads or writes coalesced, lengths and file sizes halved, "
       "threads merged. Each candidate is replayed into a fresh target, then PREDICATE runs with "
-      "FSRR_TARGET (that directory) and FSRR_REPORT (the replay's JSON report) set; exit status "
-      "0 means it still shows it");
+      "FSRR_TARGET (that directory), FSRR_REPORT (the replay's JSON report) and FSRR_TRACE (the "
+      "candidate trace) set; exit status 0 means it still shows it");
   sub->add_option("FILE", o->m.trace, "Trace file")->required();
   sub->add_option("-o,--output", o->m.out, "Trace file to create")->required();
   sub->add_option("--fs", o->fs,
@@ -34,6 +34,9 @@ command add_minimize(CLI::App& app) {
   sub->add_option("-j,--jobs", o->m.jobs, "Candidates replayed at once")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  sub->add_flag("--no-replay", o->m.no_replay,
+                "Run PREDICATE on each candidate without replaying it first: it replays "
+                "FSRR_TRACE itself (fsrr crashtest \"$FSRR_TRACE\" --fs SPEC)");
   sub->add_flag("--keep-timing", o->m.keep_timing,
                 "Replay candidates with the recorded timing and keep the result's idle gaps "
                 "(default: afap, gaps dropped)");

@@ -599,6 +599,11 @@ class minimizer {
   // One try of a written trace: replayed by `fsrr replay` in a process of its own into a
   // fresh target (job `slot`'s), then the predicate. Its exit status; 1 when it could not run.
   int try_trace(const std::string& trace, unsigned number, size_t slot) {
+    if (o_.no_replay) {
+      const command_result r =
+          run_command(o_.predicate, {.env = {{"FSRR_TRACE", trace}}, .keep_output = false});
+      return r.status < 0 ? 1 : r.status;
+    }
     const std::string report = fmt::format("{}/try{}.json", scratch_, number);
     std::unique_ptr<made_fs> fs;  // torn down when this returns
     std::string target;
@@ -633,7 +638,8 @@ class minimizer {
     if (o_.cancel && o_.cancel->load()) return 1;
     const command_result r = run_command(
         o_.predicate,
-        {.env = {{"FSRR_TARGET", target}, {"FSRR_REPORT", report}}, .keep_output = false});
+        {.env = {{"FSRR_TARGET", target}, {"FSRR_REPORT", report}, {"FSRR_TRACE", trace}},
+         .keep_output = false});
     return r.status < 0 ? 1 : r.status;
   }
 
@@ -658,6 +664,7 @@ class minimizer {
 result<minimize_result> minimize(const minimize_options& o) {
   if (o.predicate.empty()) return failure("no predicate: give one after --");
   if (o.fs && ::geteuid() != 0) return failure("--fs needs root (it makes file systems)");
+  if (o.fs && o.no_replay) return failure("--no-replay replays nothing: --fs has no use with it");
   struct stat st;
   if (::stat(o.out.c_str(), &st) == 0 && !o.force)
     return failure("{} exists (--force to overwrite it)", o.out);

@@ -9,7 +9,9 @@
 // replayed (afap unless keep_timing) into a fresh target — a directory of its own, or a file
 // system made for the try (--fs) — after which the predicate runs with FSRR_TARGET (the
 // target) and FSRR_REPORT (the replay's JSON report) in its environment: exit status 0 means
-// the candidate still shows it. Two tries run at once (two cores). Each target is removed
+// the candidate still shows it; FSRR_TRACE names the candidate trace, for a predicate that
+// runs fsrr itself on it (`fsrr crashtest "$FSRR_TRACE" ...`, with no_replay: then no replay
+// comes first and FSRR_TARGET and FSRR_REPORT are not set). Two tries run at once (two cores). Each target is removed
 // after its try. The result's idle gaps are dropped unless keep_timing.
 #pragma once
 
@@ -33,6 +35,7 @@ struct minimize_options {
   unsigned max_tries = 1000;
   unsigned jobs = 2;          // tries at once
   bool keep_timing = false;   // replay tries with the recorded timing; keep the gaps
+  bool no_replay = false;     // the predicate replays FSRR_TRACE itself (crashtest)
   bool force = false;
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(const std::string&)> say;  // progress, a line at a time

@@ -143,9 +143,15 @@ std::vector<bool> closure(trace_reader& trace, const std::vector<event>& events,
                     : threads_kept.count(e.thread) > 0;
   }
   // What else an fd a kept event uses goes through: dup, close, fcntl of it.
+  // (With names_only, an fcntl that leaves the fd table as it was, F_GETFL or F_SETFL, is not
+  // needed to replay: the predicate judges whether it matters.)
+  const auto shapes_table = [&](const event& e) {
+    return e.kind != op::fcntl || !names_only || e.aux == F_DUPFD || e.aux == F_DUPFD_CLOEXEC ||
+           e.aux == F_SETFD;
+  };
   for (size_t i = 0; i < n; ++i)
     if (!keep[i] && info(events[i].kind).cls == op_class::fd_table && side[i].h1 &&
-        handles.count(side[i].h1))
+        handles.count(side[i].h1) && shapes_table(events[i]))
       keep[i] = true;
   for (size_t i = 0; i < n; ++i)
     if (!keep[i] && events[i].kind == op::close && side[i].h1 && handles.count(side[i].h1))

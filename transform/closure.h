@@ -20,7 +20,8 @@ namespace fsrr::transform {
 //  - are the exec or exit of a thread with kept events, or the clone that made it.
 //  With `names_only` (minimize: a candidate must replay, the predicate judges its content),
 //  only what made or changed a name counts in the first rule (creating opens, mkdir, rename,
-//  link, unlink...), not what changed a file's data, size or attributes.
+//  link, unlink...), not what changed a file's data, size or attributes; and an fcntl that
+//  leaves the fd table as it was (F_GETFL, F_SETFL) is not added for an fd's sake.
 std::vector<bool> closure(trace_reader& trace, const std::vector<event>& events,
                           const std::vector<thread_info>& threads, const std::vector<bool>& chosen,
                           bool names_only = false);

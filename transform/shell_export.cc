@@ -49,15 +49,18 @@ std::string comment(std::string_view text) {
 
 class script {
  public:
-  script(trace_reader& in, const std::function<std::string(const event&)>& describe)
-      : in_(in), describe_(describe), fds_(threads(in)) {}
+  script(trace_reader& in, const std::function<std::string(const event&)>& describe,
+         std::optional<uint64_t> crash_after)
+      : in_(in), describe_(describe), crash_after_(crash_after), fds_(threads(in)) {}
+  bool crashed() const { return crashed_; }
 
   std::string run(shell_export_result& r) {
     header();
     tree(r);
     out_ << "\n# -- the ops, in trace order\n";
     auto events = in_.events();
-    for (event e; events.next(e);) op(e, r);
+    for (event e; !crashed_ && events.next(e);) op(e, r);
+    if (crashed_) return out_.str();
     for (const auto& [h, n] : script_fd_)
       if (n >= 0) out_ << fmt::format("exec {}>&-\n", n);
     if (!events.status()) return {};
@@ -222,11 +225,26 @@ class script {
       if (fx.pos1) pos_[fx.h1] += e.result;
       if (fx.pos2) pos_[fx.h2] += e.result;
     }
-    out_ << comment(line) << "\n";
+    const bool counted = info(e.kind).cls != op_class::stream;
+    out_ << comment(counted ? fmt::format("op {}: {}", seq_, line) : line) << "\n";
     if (!cmd.empty()) {
       out_ << cmd << "\n";
       if (cmd[0] != '#') ++r.ops;
     }
+    if (counted && crash_after_ && seq_ == *crash_after_) {
+      out_ << fmt::format(
+          "\n# -- the crash point: the power is cut right after op {}. CRASH runs here, then the\n"
+          "# script stops. By default `xfs_io -x -c shutdown TARGET`: the file system stops at\n"
+          "# once without writing what is not on stable storage yet (xfs and ext4, as xfstests'\n"
+          "# godown); unmount and mount it again to see what survived. CRASH=: skips it; give a\n"
+          "# command that cuts the power of the test machine for the real thing.\n"
+          "eval \"${{CRASH-xfs_io -x -c shutdown \\\"\\$T\\\"}}\"\n"
+          "exit 0\n",
+          seq_);
+      crashed_ = true;
+      return;
+    }
+    if (counted) ++seq_;
     for (const handle_id h : fx.released) {  // the last fd of an open file went
       const int n = fd_of(h);
       if (n < 0) continue;
@@ -416,6 +434,9 @@ class script {
 
   trace_reader& in_;
   const std::function<std::string(const event&)>& describe_;
+  std::optional<uint64_t> crash_after_;
+  bool crashed_ = false;
+  uint64_t seq_ = 0;
   fd_map fds_;
   std::ostringstream out_;
   std::map<handle_id, int> script_fd_;
@@ -428,13 +449,17 @@ class script {
 }  // namespace
 
 result<shell_export_result> export_shell(trace_reader& in, const std::string& path,
-                                         const std::function<std::string(const event&)>& describe) {
+                                         const std::function<std::string(const event&)>& describe,
+                                         std::optional<uint64_t> crash_after) {
   struct stat st;
   if (::lstat(path.c_str(), &st) == 0) return failure("{} exists", path);
   shell_export_result r;
-  script s(in, describe);
+  script s(in, describe, crash_after);
   const std::string text = s.run(r);
   if (text.empty()) return failure("{}: the trace's events cannot be read", in.header().trace_id);
+  if (crash_after && !s.crashed())
+    return failure("--crash-after {}: the trace has no op {} (ops count from 0, as crashtest's)",
+                   *crash_after, *crash_after);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
   if (fd < 0) return failure("{}: {}", path, std::strerror(errno));
   const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "event.h"
@@ -32,8 +33,13 @@ struct shell_export_result {
 };
 
 // Writes the script to `path` (refused if it exists), mode 0755. `describe` gives an event's
-// line as dump prints it.
+// line as dump prints it. Each op's comment starts with its seq (every event but pipe and
+// socket ones counts one, from 0: replay's and crashtest's numbering). With `crash_after`, the
+// script stops right after that op: it runs $CRASH there (by default `xfs_io -x -c shutdown`
+// on TARGET: the file system stops without writing what is not on stable storage yet), so a
+// crashtest finding is a script an FS developer runs with a power cut of their own.
 result<shell_export_result> export_shell(trace_reader& in, const std::string& path,
-                                         const std::function<std::string(const event&)>& describe);
+                                         const std::function<std::string(const event&)>& describe,
+                                         std::optional<uint64_t> crash_after = std::nullopt);
 
 }  // namespace fsrr::transform

@@ -1,6 +1,7 @@
 // fsrr crashtest, as users run it: a recorded workload that fsyncs what it writes, replayed on
 // file systems fsrr makes with every block write logged, the power cut after each fsync.
 #include <catch2/catch.hpp>
+#include <sstream>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -226,4 +227,63 @@ for i in $(seq 1 10); do sqlite3 wal.db "pragma synchronous=full; insert into t(
     for (const auto& kind : {"lost_durable", "unmountable", "fsck_errors", "rename_not_atomic"})
       CHECK(row["findings"][kind]["count"] == 0);
   }
+}
+
+// Issue 39's reproducer: the barrier=0 finding, minimized with crashtest as the predicate, then
+// exported as a script that stops at the crash point; the script, recorded and crash-tested in
+// turn, loses the same file.
+TEST_CASE("crashtest: a finding minimized to a few ops and exported as a script that shows it again",
+          "[crashtest][minimize]") {
+  if (!can_record()) return;
+  recorded_fsyncs& r = recorded_fsyncs::get();
+  temp_dir work("/dev/shm");
+  const std::string small = work / "small.trace", script = work / "repro.sh";
+  const std::string predicate = fmt::format(
+      "sh -c '{} crashtest \"$FSRR_TRACE\" --fs ext4:mount=barrier=0 >/dev/null 2>&1; test $? = 4'",
+      FSRR_BIN);
+  REQUIRE(run(fmt::format("{} minimize {} -o {} --no-replay --quiet -- {} >{} 2>&1", FSRR_BIN,
+                          r.trace, small, predicate, work / "min.log")) == 0);
+  INFO(slurp(work / "min.log"));
+  REQUIRE(run(fmt::format("{} dump {} --json >{}", FSRR_BIN, small, work / "d.json")) == 0);
+  size_t events = 0, ops = 0;
+  {
+    std::istringstream lines(slurp(work / "d.json"));
+    for (std::string line; std::getline(lines, line); ++events) {
+      const std::string op = nlohmann::json::parse(line)["op"];
+      if (op != "execve" && op != "vfork" && op != "clone" && op != "fork" && op != "exit") ++ops;
+    }
+  }
+  CHECK(events <= 14);
+  CHECK(ops <= 10);  // beside the processes' structure (exec, fork, exit)
+  // the small trace's finding: one of the 50 files, lost after the fsync that promised it
+  const std::string out = work / "ct";
+  CHECK(run(fmt::format("{} crashtest {} --fs ext4:mount=barrier=0 -o {} >{} 2>&1", FSRR_BIN, small,
+                        out, work / "ct.log")) == 4);
+  const auto found = nlohmann::json::parse(slurp(out + "/crashtest.json"));
+  const auto first = found["fs"][0]["findings"]["lost_durable"]["first"][0];
+  const std::string lost = first["path"];
+  INFO(lost);
+  CHECK(lost.find("/w/f") != std::string::npos);
+  const uint64_t point = first["seq"];
+  REQUIRE(run(fmt::format("{} export {} --shell {} --crash-after {} >{} 2>&1", FSRR_BIN, small,
+                          script, point, work / "export.log")) == 0);
+  const std::string text = slurp(script);
+  CHECK(text.find(fmt::format("# -- the crash point: the power is cut right after op {}.", point)) !=
+        std::string::npos);
+  CHECK(text.ends_with("exit 0\n"));
+  // the script recorded (its crash command a no-op) and crash-tested: the same file lost on
+  // ext4 without flushes, nothing on ext4 as it comes
+  const std::string target = work / "T", rec = work / "script.trace";
+  REQUIRE(run(fmt::format("mkdir {} && {} record -o {} -- env CRASH=: bash {} {} >{} 2>&1", target,
+                          FSRR_BIN, rec, script, target, work / "rec.log")) == 0);
+  const std::string out2 = work / "ct2";
+  CHECK(run(fmt::format("{} crashtest {} --fs ext4:mount=barrier=0 --fs ext4 -o {} >{} 2>&1",
+                        FSRR_BIN, rec, out2, work / "ct2.log")) == 4);
+  INFO(slurp(work / "ct2.log"));
+  const auto again = nlohmann::json::parse(slurp(out2 + "/crashtest.json"));
+  bool same = false;
+  for (const auto& f : again["fs"][0]["findings"]["lost_durable"]["first"])
+    if (f["path"] == target + lost) same = true;
+  CHECK(same);
+  CHECK(again["fs"][1]["findings"]["lost_durable"]["count"] == 0);
 }
