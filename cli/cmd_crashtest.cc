@@ -32,6 +32,7 @@ std::string table(const std::vector<lab::crash_fs_result>& all) {
                        : x.promised == cut ? ", which promised it"
                                            : ", promised by " + x.promised,
                        x.found.empty() ? "" : ": " + x.found);
+      if (x.reorder) t.insert(t.size() - 1, fmt::format(" (writes in flight reordered, subset {})", x.reorder));
     }
     if (total > std::min(r.first.size(), shown))
       t += fmt::format("  ... {} findings in all\n", total);
@@ -66,6 +67,7 @@ std::string table(const std::vector<lab::crash_fs_result>& all) {
 command add_crashtest(CLI::App& app) {
   struct opts {
     std::string file, out, images, points = "durable", data = "random";
+    unsigned reorder = 0;
     std::vector<std::string> fs;
     double dedupe = 0;
     uint64_t seed = 0;
@@ -75,19 +77,26 @@ command add_crashtest(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "crashtest",
       "Replay a trace on each file system with every block write logged, cut the power after "
-      "each op that promised durability, and check what survives: exit 4 on any finding");
+      "each op that promised durability (or those --points names), and check what survives: "
+      "exit 4 on any finding");
   sub->add_option("FILE", o->file, "Trace file")->required()->check(CLI::ExistingFile);
   sub->add_option("--fs", o->fs, "A file system to test (SPEC as compare's; repeatable)")
       ->required()
       ->allow_extra_args(false);
   sub->add_option("--points", o->points,
                   "Where the power is cut: durable (after each fsync, fdatasync, sync, syncfs "
-                  "and O_SYNC/O_DSYNC write)")
+                  "and O_SYNC/O_DSYNC write), every:N (after every N-th op) or seq:A,B,... "
+                  "(after those ops, numbered from 0 as crashtest's findings and export --shell "
+                  "number them)")
       ->capture_default_str();
+  sub->add_option("--reorder", o->reorder,
+                  "At each crash state, N more: a seeded random subset of the writes in flight "
+                  "since the last flush on top of it (--seed)")
+      ->check(CLI::Range(0, 1000));
   sub->add_option("--data", o->data, "Generated file contents: zero, random or compress:RATIO")
       ->capture_default_str();
   sub->add_option("--dedupe", o->dedupe, "Percentage of 4 KiB blocks that repeat shared blocks");
-  sub->add_option("--seed", o->seed, "Seed of the generated data");
+  sub->add_option("--seed", o->seed, "Seed of the generated data and of --reorder's subsets");
   sub->add_option("--images", o->images,
                   "Directory for the images, logs and mount points, made if missing (default: "
                   "a new one in /dev/shm)");
@@ -96,9 +105,10 @@ command add_crashtest(CLI::App& app) {
                   "first such state's image (made if missing)");
   sub->add_flag("-f,--force", o->force, "Overwrite crashtest.json in it");
   return {sub, [o] {
-            if (o->points != "durable")
-              throw trace_error(fmt::format("--points {}: only durable is supported", o->points));
             lab::crash_options c;
+            c.points = or_throw(lab::parse_crash_points(o->points));
+            c.reorder = o->reorder;
+            c.seed = o->seed;
             c.trace = o->file;
             for (const auto& f : o->fs) c.specs.push_back(or_throw(lab::parse_fs_spec(f)));
             c.data = or_throw(data_spec::parse(o->data, o->dedupe, o->seed));
@@ -118,7 +128,7 @@ command add_crashtest(CLI::App& app) {
             const auto results = or_throw(lab::crashtest(c));
             fmt::print("{}", table(results));
             if (!json_path.empty()) {
-              write_file(json_path, lab::crashtest_json(o->file, results).dump(2) + "\n");
+              write_file(json_path, lab::crashtest_json(c, results).dump(2) + "\n");
               fmt::print(stderr, "crashtest: wrote {}\n", json_path);
             }
             bool found = false, failed = false;

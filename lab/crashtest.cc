@@ -9,9 +9,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 
 #include <fmt/format.h>
@@ -43,11 +45,13 @@ struct crash_point {
 // notes each point.
 class crash_point_backend final : public replay_backend {
  public:
-  explicit crash_point_backend(const logged_device& dev) : dev_(dev) {}
+  crash_point_backend(const logged_device& dev, const crash_points& rule)
+      : dev_(dev), points_rule_(rule) {}
   replay_stats run(trace_reader& trace, const target_root& target, const data_source& data,
                    engine_options options) override {
     options.recorded_order = true;
-    options.after_durable = [this](uint64_t seq) {
+    options.crash_point = [this](uint64_t seq, bool durable) { return points_rule_.at(seq, durable); };
+    options.after_point = [this](uint64_t seq) {
       const uint64_t logged = dev_.logged();
       std::lock_guard lock(mu_);
       points_.push_back({seq, logged});
@@ -62,6 +66,7 @@ class crash_point_backend final : public replay_backend {
 
  private:
   const logged_device& dev_;
+  const crash_points& points_rule_;
   std::mutex mu_;
   std::vector<crash_point> points_;
 };
@@ -247,7 +252,7 @@ class one_fs {
         ::syncfs(fd);
         ::close(fd);
       }
-      crash_point_backend backend(*dev);
+      crash_point_backend backend(*dev, o_.points);
       const replay_outcome outcome = job->run(backend);
       if (outcome.status != 0 && !outcome.report.replay.stopped.empty())
         return failure("the replay stopped: {}", outcome.report.replay.stopped);
@@ -332,6 +337,38 @@ class one_fs {
         out.first_state = fmt::format("{}/{}.img", o_.keep, file_name_of(out.name));
         FSRR_TRY(copy_sparse(state, out.first_state));
       }
+      // The writes in flight at the group's last point (after its last flush), a seeded
+      // random subset of them at a time on top of the state, in their order: a device may
+      // have written any of them before the power went, and a file system that sends its
+      // flushes must not care which.
+      const size_t upto = std::min<size_t>(points_[i - 1].logged, log_.size());
+      for (unsigned k = 1; k <= o_.reorder && upto > cut; ++k) {
+        if (o_.cancel && o_.cancel->load()) return failure("interrupted");
+        std::mt19937_64 rng(o_.seed * 0x9e3779b97f4a7c15ull ^ (cut << 20) ^ k);
+        FSRR_TRY(copy_sparse(state, scratch));
+        {
+          owned_fd scratch_fd(::open(scratch.c_str(), O_RDWR | O_CLOEXEC));
+          if (scratch_fd.fd < 0) return failure("{}: {}", scratch, std::strerror(errno));
+          for (size_t j = cut; j < upto; ++j)
+            if (rng() & 1) FSRR_TRY(apply_records(scratch_fd.fd, data_fd.fd, log_, j, j + 1));
+        }
+        ++out.states;
+        ++out.reordered;
+        reorder_now_ = k;
+        const uint64_t last = points_[i - 1].seq;
+        if (!states.mount(layer_.kind, layer_.mount_opts, mnt)) {
+          add(out, {"unmountable", last, op_name(kinds, last), "", "", "", "mount failed"});
+        } else {
+          check_point(out, oracle.promised(), mnt + "/replay", data, last, kinds);
+          FSRR_TRY(states.unmount());
+        }
+        if (const auto argv = checker(layer_.kind, scratch); !argv.empty()) {
+          const command_result r = run_command(argv);
+          if (r.status != 0)
+            add(out, {"fsck_errors", last, op_name(kinds, last), "", "", "", first_line(r.output)});
+        }
+        reorder_now_ = 0;
+      }
     }
     for (auto& f : initial_first_)
       if (std::count_if(out.first.begin(), out.first.end(), [&](const crash_finding& x) {
@@ -373,10 +410,12 @@ class one_fs {
     return {};
   }
   uint64_t found_so_far() const { return findings_; }
+  unsigned reorder_now_ = 0;  // the reordered subset being checked, 0: none
 
   // A file lost is counted once, at the first point it was found lost; the listing names
   // the workload's promises before the initial tree's.
   void add(crash_fs_result& out, crash_finding f, bool initial = false) {
+    f.reorder = reorder_now_;
     if ((f.kind == "lost_durable" || f.kind == "rename_not_atomic") &&
         !lost_.insert(f.kind + f.path).second)
       return;
@@ -463,6 +502,39 @@ class one_fs {
 
 }  // namespace
 
+result<crash_points> parse_crash_points(std::string_view text) {
+  crash_points p;
+  p.text = std::string(text);
+  const auto number = [](std::string_view s) -> std::optional<uint64_t> {
+    uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+  };
+  if (text == "durable") return p;
+  if (text.starts_with("every:")) {
+    const auto n = number(text.substr(6));
+    if (!n || *n == 0) return failure("--points {}: every:N takes a number of ops from 1", text);
+    p.how = crash_points::rule::every;
+    p.every = *n;
+    return p;
+  }
+  if (text.starts_with("seq:")) {
+    p.how = crash_points::rule::seqs;
+    std::string_view rest = text.substr(4);
+    while (true) {
+      const size_t comma = rest.find(',');
+      const auto n = number(rest.substr(0, comma));
+      if (!n) return failure("--points {}: seq: takes op numbers, comma-separated", text);
+      p.seqs.insert(*n);
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    return p;
+  }
+  return failure("--points {}: durable, every:N or seq:A,B,...", text);
+}
+
 result<std::vector<crash_fs_result>> crashtest(const crash_options& options) {
   if (::geteuid() != 0) return failure("crashtest makes and mounts file systems: run it as root");
   if (options.specs.empty()) return failure("crashtest: give at least one --fs");
@@ -517,9 +589,10 @@ result<std::vector<crash_fs_result>> crashtest(const crash_options& options) {
   return results;
 }
 
-nlohmann::json crashtest_json(const std::string& trace, const std::vector<crash_fs_result>& all) {
-  nlohmann::json j = {{"trace", trace}, {"system", machine_info()}, {"points", "durable"},
-                      {"fs", nlohmann::json::array()}};
+nlohmann::json crashtest_json(const crash_options& o, const std::vector<crash_fs_result>& all) {
+  nlohmann::json j = {{"trace", o.trace},        {"system", machine_info()},
+                      {"points", o.points.text}, {"reorder", o.reorder},
+                      {"seed", o.seed},          {"fs", nlohmann::json::array()}};
   for (const auto& r : all) {
     nlohmann::json f = {{"name", r.name},
                         {"kind", r.kind},
@@ -527,6 +600,7 @@ nlohmann::json crashtest_json(const std::string& trace, const std::vector<crash_
                         {"mount", r.mount_options},
                         {"crash_points", r.points},
                         {"states", r.states},
+                        {"reordered_states", r.reordered},
                         {"log_writes", r.log_writes},
                         {"log_flushes", r.log_flushes},
                         {"check_ns", r.check_ns},
@@ -543,7 +617,8 @@ nlohmann::json crashtest_json(const std::string& trace, const std::vector<crash_
                            {"path", x.path},
                            {"promised_by", x.promised},
                            {"expected", x.expected},
-                           {"found", x.found}});
+                           {"found", x.found},
+                           {"reorder", x.reorder}});
       const auto n = r.counts.find(kind);
       f["findings"][kind] = {{"count", n == r.counts.end() ? 0 : n->second},
                              {"first", std::move(first)}};

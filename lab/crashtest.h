@@ -11,7 +11,9 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +24,25 @@
 
 namespace fsrr::lab {
 
+// Where the power is cut: after each op that promised durability (`durable`), after every
+// N-th op (`every:N`: seqs N-1, 2N-1, ...), or after the ops of the seqs named (`seq:A,B,...`);
+// seqs count the trace's ops from 0 as replay numbers them. Ops the replay models without a
+// syscall (fd table, process structure) are never points.
+struct crash_points {
+  enum class rule { durable, every, seqs } how = rule::durable;
+  uint64_t every = 0;
+  std::set<uint64_t> seqs;
+  std::string text = "durable";  // as given
+  bool at(uint64_t seq, bool durable) const {
+    switch (how) {
+      case rule::durable: return durable;
+      case rule::every: return seq % every == every - 1;
+      default: return seqs.count(seq) > 0;
+    }
+  }
+};
+result<crash_points> parse_crash_points(std::string_view text);
+
 struct crash_options {
   std::string trace;
   std::vector<fs_spec> specs;
@@ -29,6 +50,11 @@ struct crash_options {
   std::string images;  // a directory of fsrr's own for images, logs and mount points
   const std::atomic<bool>* cancel = nullptr;  // set (by a signal handler) to stop early
   std::string keep;  // a directory for the first state with a finding of each SPEC; "": none
+  crash_points points;
+  // At each state, this many more: a seeded random subset of the writes in flight since the
+  // last flush (before the state's last point) on top of it, in their order.
+  unsigned reorder = 0;
+  uint64_t seed = 0;
 };
 
 struct crash_finding {
@@ -39,6 +65,7 @@ struct crash_finding {
   std::string promised;  // "fsync #12", "the initial tree, synced before the workload"
   std::string expected;  // "4096 bytes", what the promise was
   std::string found;     // what was found instead, or the tool's last line
+  unsigned reorder = 0;  // 0: the state as the flushes left it; k: its k-th reordered subset
 };
 
 struct crash_fs_result {
@@ -47,6 +74,7 @@ struct crash_fs_result {
   uint64_t wall_ns = 0;  // all of it: made, replayed, states checked
   uint64_t points = 0;      // crash points tried
   uint64_t states = 0;      // distinct crash states built, mounted and checked
+  uint64_t reordered = 0;   // of those, with a subset of the writes in flight (--reorder)
   uint64_t log_writes = 0;  // block writes the device got, from its mount to its unmount
   uint64_t log_flushes = 0;  // (the mount, the initial tree and the final unmount's too)
   uint64_t replay_mismatches = 0;  // results other than recorded: the oracle assumes them
@@ -66,6 +94,6 @@ inline const std::vector<std::string> crash_kinds = {"lost_durable", "unmountabl
 result<std::vector<crash_fs_result>> crashtest(const crash_options& options);
 
 // crashtest.json (docs/design.md).
-nlohmann::json crashtest_json(const std::string& trace, const std::vector<crash_fs_result>& all);
+nlohmann::json crashtest_json(const crash_options& options, const std::vector<crash_fs_result>& all);
 
 }  // namespace fsrr::lab

@@ -94,7 +94,8 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
   shared_.timed = o.timing.mode != timing_mode::afap;
   shared_.privilege = o.privilege;
   shared_.listed_mismatches = o.listed_mismatches;
-  shared_.after_durable = o.after_durable ? &o.after_durable : nullptr;
+  shared_.after_point = o.after_point ? &o.after_point : nullptr;
+  shared_.crash_point = o.crash_point ? &o.crash_point : nullptr;
   depth_ = static_cast<uint32_t>(
       std::clamp<size_t>(clock_.timed() ? o.timed_queue_limit : o.queue_depth, 16, 1u << 30));
   string_count_ = r.string_count();

@@ -53,9 +53,13 @@ struct engine_options {
   // had ended before it started in the recording, whatever it touched, so that an op after a
   // durability point in the recording is after it in the replay too.
   bool recorded_order = false;
-  // Crash testing: called on the replay thread right after an op that promised durability
-  // (model/durability.h) returned, with the op's seq, before any op ordered after it starts.
-  std::function<void(uint64_t seq)> after_durable;
+  // Crash testing: which ops are crash points, given an op's seq and whether it promised
+  // durability (model/durability.h) and returned; unset: exactly those that promised it.
+  // Ops the replay models without a syscall (fd table, process structure) are never asked.
+  std::function<bool(uint64_t seq, bool durable)> crash_point;
+  // Crash testing: called on the replay thread right after a crash point's op returned, with
+  // the op's seq, before any op ordered after it starts.
+  std::function<void(uint64_t seq)> after_point;
   // Called from the calling thread a few times a second, e.g. for a progress line.
   std::function<void(const engine_progress&)> progress;
   // Set from elsewhere (a signal handler) to stop the replay; the report says "interrupted".

@@ -430,9 +430,11 @@ uint64_t op_runner::run(const work_item& w) {
   }
   const uint64_t took = ticks_.to_ns(ticks_.now() - t0);
   count(w, r, took);
-  if (s_.after_durable && r >= 0 && !difference_ &&
-      promises_durability(e, w.fx.h1 ? s_.handles[w.fx.h1].flags : 0))
-    (*s_.after_durable)(w.seq);
+  if (s_.after_point && !difference_) {
+    const bool durable =
+        r >= 0 && promises_durability(e, w.fx.h1 ? s_.handles[w.fx.h1].flags : 0);
+    if (s_.crash_point ? (*s_.crash_point)(w.seq, durable) : durable) (*s_.after_point)(w.seq);
+  }
   if (r != not_issued)
     note_time(t0, stats_.bytes_read - read0, stats_.bytes_written - written0);
   return took;

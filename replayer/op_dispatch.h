@@ -136,7 +136,8 @@ struct replay_shared {
   bool timed = false;          // a timed mode: requests keep the recorded depth (engine_requests.h)
   privilege_options privilege;
   size_t listed_mismatches = 10;
-  const std::function<void(uint64_t)>* after_durable = nullptr;  // engine_options'
+  const std::function<void(uint64_t)>* after_point = nullptr;  // engine_options'
+  const std::function<bool(uint64_t, bool)>* crash_point = nullptr;  // engine_options'
   handle_table handles;
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> namespace_gen{0};  // bumped when a directory may have moved or gone

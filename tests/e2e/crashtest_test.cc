@@ -287,3 +287,67 @@ TEST_CASE("crashtest: a finding minimized to a few ops and exported as a script 
   CHECK(same);
   CHECK(again["fs"][1]["findings"]["lost_durable"]["count"] == 0);
 }
+
+TEST_CASE("crashtest --points: seq:A,B cuts after those ops only, every:N after every N-th",
+          "[crashtest]") {
+  if (!can_record()) return;
+  // where the first fsync is: the first finding without flushes names it
+  const crashtest_run none = run_crashtest("--fs ext4:mount=barrier=0");
+  const uint64_t fsync = none.result["fs"][0]["findings"]["lost_durable"]["first"][0]["seq"];
+  const crashtest_run seqs =
+      run_crashtest(fmt::format("--fs ext4:mount=barrier=0 --fs ext4 --points seq:{},{}", fsync,
+                                fsync + 1));
+  INFO(seqs.out);
+  CHECK(seqs.status == 4);
+  CHECK(seqs.result["points"] == fmt::format("seq:{},{}", fsync, fsync + 1));
+  const auto cut = fs_row(seqs.result, "ext4:mount=barrier=0");
+  CHECK(cut["crash_points"] == 2);  // the fsync and the close after it
+  CHECK(cut["findings"]["lost_durable"]["first"][0]["seq"] == fsync);
+  CHECK(fs_row(seqs.result, "ext4")["crash_points"] == 2);
+  CHECK(fs_row(seqs.result, "ext4")["findings"]["lost_durable"]["count"] == 0);
+  // every 100th op: more points than durable ones, no more states (a state is a flush)
+  const crashtest_run every = run_crashtest("--fs ext4 --points every:100");
+  INFO(every.out);
+  CHECK(every.status == 0);
+  const auto r = fs_row(every.result, "ext4");
+  CHECK(r["crash_points"].get<uint64_t>() > 51);
+  CHECK(r["states"].get<uint64_t>() <= 52);
+  CHECK(r["findings"]["lost_durable"]["count"] == 0);
+  // a rule that is not one: one line, nothing run
+  temp_dir out("/dev/shm");
+  CHECK(run(fmt::format("{} crashtest {} --fs ext4 --points every:0 >{} 2>&1", FSRR_BIN,
+                        recorded_fsyncs::get().trace, out / "log")) == 1);
+  CHECK(slurp(out / "log") == "fsrr: --points every:0: every:N takes a number of ops from 1\n");
+}
+
+TEST_CASE("crashtest --reorder: O_DIRECT writes in flight at a cut, any subset of them, lose "
+          "nothing fsync'ed on ext4, xfs and btrfs",
+          "[crashtest]") {
+  if (!can_record()) return;
+  temp_dir work("/dev/shm");
+  REQUIRE(run(fmt::format(R"(cd {} && mkdir w && {} record -o direct.trace -- sh -c '
+cd w; for i in $(seq 1 20); do dd if=/dev/urandom of=f$i bs=64k count=4 oflag=direct status=none; sync f$i; done
+' 2>record.log)",
+                          work.path(), FSRR_BIN)) == 0);
+  const std::string images = work / "images";
+  const int status = run(fmt::format(
+      "{} crashtest {} --fs ext4 --fs xfs --fs btrfs --points every:5 --reorder 2 --seed 7 "
+      "--images {} -o {} >{} 2>&1",
+      FSRR_BIN, work / "direct.trace", images, work.path(), work / "log"));
+  INFO(slurp(work / "log"));
+  CHECK(status == 0);
+  CHECK(left_behind(images).empty());
+  const auto j = nlohmann::json::parse(slurp(work / "crashtest.json"));
+  CHECK(j["reorder"] == 2);
+  CHECK(j["seed"] == 7);
+  for (const char* fs : {"ext4", "xfs", "btrfs"}) {
+    INFO(fs);
+    const auto r = fs_row(j, fs);
+    // each of the 20 files' direct writes were in flight at some cut: two subsets each
+    CHECK(r["reordered_states"].get<uint64_t>() >= 20);
+    CHECK(r["reordered_states"].get<uint64_t>() % 2 == 0);
+    CHECK(r["findings"]["lost_durable"]["count"] == 0);
+    CHECK(r["findings"]["unmountable"]["count"] == 0);
+    CHECK(r["findings"]["fsck_errors"]["count"] == 0);
+  }
+}
