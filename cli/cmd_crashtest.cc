@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "compare_html.h"
 #include "crashtest.h"
 #include "trace_error.h"
 
@@ -101,9 +102,9 @@ command add_crashtest(CLI::App& app) {
                   "Directory for the images, logs and mount points, made if missing (default: "
                   "a new one in /dev/shm)");
   sub->add_option("-o,--output", o->out,
-                  "Directory for crashtest.json and, for each file system with a finding, the "
-                  "first such state's image (made if missing)");
-  sub->add_flag("-f,--force", o->force, "Overwrite crashtest.json in it");
+                  "Directory for crashtest.json, crashtest.html and, for each file system with a "
+                  "finding, the first such state's image (made if missing)");
+  sub->add_flag("-f,--force", o->force, "Overwrite crashtest.json and crashtest.html in it");
   return {sub, [o] {
             lab::crash_options c;
             c.points = or_throw(lab::parse_crash_points(o->points));
@@ -114,22 +115,27 @@ command add_crashtest(CLI::App& app) {
             c.data = or_throw(data_spec::parse(o->data, o->dedupe, o->seed));
             c.images = o->images;
             c.cancel = &stop_on_signals();
-            std::string json_path;
+            std::string json_path, chart_js;
             if (!o->out.empty()) {
               std::error_code ec;
               std::filesystem::create_directories(o->out, ec);
               if (ec) throw trace_error(fmt::format("-o {}: {}", o->out, ec.message()));
               json_path = o->out + "/crashtest.json";
               c.keep = o->out;
-              struct stat st;
-              if (!o->force && ::stat(json_path.c_str(), &st) == 0)
-                throw trace_error(fmt::format("{} exists (use --force to overwrite it)", json_path));
+              for (const std::string& path : {json_path, o->out + "/crashtest.html"}) {
+                struct stat st;
+                if (!o->force && ::stat(path.c_str(), &st) == 0)
+                  throw trace_error(fmt::format("{} exists (use --force to overwrite it)", path));
+              }
+              chart_js = or_throw(lab::chart_js_source());
             }
             const auto results = or_throw(lab::crashtest(c));
             fmt::print("{}", table(results));
             if (!json_path.empty()) {
-              write_file(json_path, lab::crashtest_json(c, results).dump(2) + "\n");
-              fmt::print(stderr, "crashtest: wrote {}\n", json_path);
+              const nlohmann::json j = lab::crashtest_json(c, results);
+              write_file(json_path, j.dump(2) + "\n");
+              write_file(o->out + "/crashtest.html", lab::crashtest_html(j, chart_js));
+              fmt::print(stderr, "crashtest: wrote {} and {}/crashtest.html\n", json_path, o->out);
             }
             bool found = false, failed = false;
             for (const auto& r : results) {

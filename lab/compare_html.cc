@@ -525,6 +525,123 @@ constexpr std::string_view page_script = R"(
 })();
 )";
 
+const char* const finding_kinds[] = {"lost_durable", "unmountable", "fsck_errors",
+                                     "rename_not_atomic"};
+// One colour per kind of finding (not per file system: the bars are file systems).
+constexpr std::string_view kind_colours[] = {"#c0392b", "#8e5cc4", "#e07b24", "#3366cc"};
+
+void write_crash_heading(std::string& out, const json& crash) {
+  put(out,
+      "<header>\n<h1>fsrr crashtest</h1>\n<p>Trace <code>{}</code></p>\n<ul class=\"settings\">",
+      text_or_dash(at(crash, "trace")));
+  for (const char* key : {"points", "reorder", "seed"}) {
+    const json& value = at(crash, key);
+    put(out, "<li>{} <b>{}</b></li>", key,
+        value.is_number() ? grouped(number(value)) : text_or_dash(value));
+  }
+  out += "</ul>\n</header>\n";
+}
+
+void write_crash_results(std::string& out, const json& rows) {
+  out += "<section>\n<h2>Results</h2>\n<table id=\"results\">\n<thead><tr><th>File system</th>";
+  for (const char* title : {"Crash points", "States<small>of them reordered</small>", "States/s",
+                            "lost_durable", "unmountable", "fsck_errors", "rename_not_atomic",
+                            "Replay mismatches", "Wall time"})
+    put(out, "<th class=\"num\">{}</th>", title);
+  out += "<th>First state with a finding</th></tr></thead>\n<tbody>\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const json& row = rows[i];
+    put(out, "<tr><td>{}{}</td>", swatch(i), escape(fs_name(row, i)));
+    if (const std::string error = text(at(row, "error")); !error.empty()) {
+      put(out, "<td colspan=\"10\" class=\"bad\">could not run: {}</td></tr>\n", escape(error));
+      continue;
+    }
+    put(out, "<td class=\"num\">{}</td><td class=\"num\">{}<small>{}</small></td>"
+             "<td class=\"num\">{}</td>",
+        grouped(number(at(row, "crash_points"))), grouped(number(at(row, "states"))),
+        grouped(number(at(row, "reordered_states"))), fixed(number(at(row, "states_per_s")), 1));
+    for (const char* kind : finding_kinds) {
+      const double n = number(at(at(at(row, "findings"), kind), "count"));
+      put(out, "<td class=\"num{}\">{}</td>", n > 0 ? " bad" : "", grouped(n));
+    }
+    put(out, "<td class=\"num\">{}</td><td class=\"num\">{}</td><td><code>{}</code></td></tr>\n",
+        grouped(number(at(row, "replay_mismatches"))), duration(number(at(row, "wall_ns"))),
+        text_or_dash(at(row, "first_state")));
+  }
+  if (rows.empty()) out += "<tr><td colspan=\"11\">This crashtest has no file systems.</td></tr>\n";
+  out += "</tbody>\n</table>\n</section>\n";
+}
+
+chart findings_chart(const json& rows, const std::vector<std::string>& names) {
+  json datasets = json::array();
+  std::vector<std::vector<std::string>> cells(names.size());
+  for (size_t i = 0; i < names.size(); ++i) cells[i].push_back(names[i]);
+  std::string aria = "Stacked bar chart of the findings of each kind on each file system:";
+  for (size_t k = 0; k < std::size(finding_kinds); ++k) {
+    json data = json::array();
+    for (size_t i = 0; i < names.size(); ++i) {
+      const double n = number(at(at(at(rows[i], "findings"), finding_kinds[k]), "count"));
+      data.push_back(std::isnan(n) ? 0.0 : n);
+      cells[i].push_back(grouped(n));
+    }
+    datasets.push_back({{"label", finding_kinds[k]},
+                        {"data", data},
+                        {"backgroundColor", std::string(kind_colours[k])}});
+  }
+  for (size_t i = 0; i < names.size(); ++i)
+    aria += fmt::format(" {}: {} lost_durable, {} unmountable, {} fsck_errors, {} "
+                        "rename_not_atomic{}",
+                        names[i], cells[i][1], cells[i][2], cells[i][3], cells[i][4],
+                        i + 1 < names.size() ? ";" : ".");
+  json config = {{"type", "bar"}, {"data", {{"labels", names}, {"datasets", datasets}}}};
+  config["options"] = {{"indexAxis", "y"}};
+  config["options"]["scales"]["x"] = axis("findings");
+  config["options"]["scales"]["x"]["stacked"] = true;
+  config["options"]["scales"]["x"]["beginAtZero"] = true;
+  config["options"]["scales"]["y"] = {{"stacked", true}};
+  std::vector<std::string> header{"File system"};
+  header.insert(header.end(), std::begin(finding_kinds), std::end(finding_kinds));
+  return {"chart-findings",
+          "Findings",
+          "Each kind counted once per file (lost_durable, rename_not_atomic) or per state.",
+          aria,
+          data_table(header, cells),
+          config,
+          std::max(160, 44 * int(names.size()) + 90)};
+}
+
+void write_first_findings(std::string& out, const json& rows,
+                          const std::vector<std::string>& names) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::vector<std::vector<std::string>> cells;
+    for (const char* kind : finding_kinds)
+      for (const json& f : list_at(at(at(rows[i], "findings"), kind), "first")) {
+        const double reorder = number(at(f, "reorder"));
+        cells.push_back({kind, grouped(number(at(f, "seq"))), text(at(f, "op")), text(at(f, "path")),
+                         text(at(f, "promised_by")), text(at(f, "expected")), text(at(f, "found")),
+                         reorder > 0 ? grouped(reorder) : ""});
+      }
+    if (cells.empty()) continue;
+    put(out, "<section>\n<h2>{}{}: the first findings</h2>\n", swatch(i), escape(names[i]));
+    out += "<table class=\"findings\">\n<thead><tr>";
+    for (const char* title : {"Finding", "After op", "Op", "File", "Promised by", "Expected",
+                              "Found", "Reordered subset"})
+      put(out, "<th>{}</th>", title);
+    out += "</tr></thead>\n<tbody>\n";
+    for (const auto& row : cells) {
+      out += "<tr>";
+      for (size_t c = 0; c < row.size(); ++c) {
+        if (c == 3)
+          put(out, "<td><code>{}</code></td>", escape(row[c]));
+        else
+          put(out, "<td>{}</td>", escape(row[c]));
+      }
+      out += "</tr>\n";
+    }
+    out += "</tbody>\n</table>\n</section>\n";
+  }
+}
+
 }  // namespace
 
 result<std::string> chart_js_source(const std::string& path) {
@@ -566,6 +683,39 @@ std::string compare_html(const nlohmann::json& compare, const std::string& chart
     canvases.push_back({{"id", c.id}, {"config", c.config}});
   }
   out += "</div>\n</main>\n<script>\n" + inline_script(chart_js) + "\n</script>\n" +
+         "<script type=\"application/json\" id=\"fsrr-charts\">" + script_json(canvases) +
+         "</script>\n<script>" + std::string(page_script) + "</script>\n</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace fsrr::lab
+
+namespace fsrr::lab {
+
+std::string crashtest_html(const nlohmann::json& crash, const std::string& chart_js) {
+  const json& rows = list_at(crash, "fs");
+  std::vector<std::string> names;
+  for (size_t i = 0; i < rows.size(); ++i) names.push_back(fs_name(rows[i], i));
+  std::string out = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>fsrr crashtest: {}</title>\n<style>{}</style>\n</head>\n<body>\n",
+      escape(text(at(crash, "trace"))), style);
+  write_crash_heading(out, crash);
+  out += "<main>\n";
+  write_setup(out, crash, rows);
+  write_crash_results(out, rows);
+  json canvases = json::array();
+  if (!rows.empty()) {
+    const chart c = findings_chart(rows, names);
+    put(out,
+        "<figure>\n<h3>{}</h3>\n<p>{}</p>\n<div class=\"plot\" style=\"height:{}px\">"
+        "<canvas id=\"{}\" role=\"img\" aria-label=\"{}\"></canvas></div>\n"
+        "<details><summary>The numbers</summary>\n{}</details>\n</figure>\n",
+        escape(c.title), escape(c.note), c.height, c.id, escape(c.aria), c.table);
+    canvases.push_back({{"id", c.id}, {"config", c.config}});
+  }
+  write_first_findings(out, rows, names);
+  out += "</main>\n<script>\n" + inline_script(chart_js) + "\n</script>\n" +
          "<script type=\"application/json\" id=\"fsrr-charts\">" + script_json(canvases) +
          "</script>\n<script>" + std::string(page_script) + "</script>\n</body>\n</html>\n";
   return out;

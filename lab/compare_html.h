@@ -20,4 +20,9 @@ result<std::string> chart_js_source(
 // as "–" or leave their part out. Every number drawn on a canvas is also in the page as text.
 std::string compare_html(const nlohmann::json& compare, const std::string& chart_js);
 
+// The same for a crashtest result (crashtest.json): the system and file systems, a table of
+// crash points, states and findings per file system, a chart of the findings by kind, and
+// each file system's first findings.
+std::string crashtest_html(const nlohmann::json& crashtest, const std::string& chart_js);
+
 }  // namespace fsrr::lab

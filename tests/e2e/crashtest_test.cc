@@ -1,6 +1,7 @@
 // fsrr crashtest, as users run it: a recorded workload that fsyncs what it writes, replayed on
 // file systems fsrr makes with every block write logged, the power cut after each fsync.
 #include <catch2/catch.hpp>
+#include <memory>
 #include <sstream>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -35,16 +36,19 @@ struct crashtest_run {
   int status;
   nlohmann::json result;
   std::string out;
+  std::shared_ptr<temp_dir> keep;  // crashtest.json, crashtest.html, the first states
+  std::string dir;
 };
 
 crashtest_run run_crashtest(const std::string& specs) {
   recorded_fsyncs& r = recorded_fsyncs::get();
-  temp_dir out("/dev/shm");
+  auto kept = std::make_shared<temp_dir>("/dev/shm");
+  const temp_dir& out = *kept;
   const std::string images = out / "images";
   const int status = run(fmt::format("{} crashtest {} {} --images {} -o {} >{} 2>&1", FSRR_BIN,
                                      r.trace, specs, images, out.path(), out / "log"));
   crashtest_run c{status, nlohmann::json::parse(slurp(out / "crashtest.json"), nullptr, false),
-                  slurp(out / "log")};
+                  slurp(out / "log"), kept, out.path()};
   INFO(c.out);
   CHECK(left_behind(images).empty());  // no mount, no loop device of it left
   CHECK(run("test -e " + images) != 0);  // made by crashtest, so removed by it
@@ -110,6 +114,19 @@ TEST_CASE("crashtest: without flushes (ext4 barrier=0, btrfs nobarrier) the fsyn
     CHECK(first["found"] == "the replay's directory is not there");
   }
   CHECK(c.out.find("/w/f1: after fsync #") != std::string::npos);
+  // the page, as a person sees it: each file system with its count of lost files
+  const int shown = run(fmt::format("{}/tests/lab/page_in_chromium.sh {} {} >{} 2>&1", SOURCE_DIR,
+                                    c.dir + "/crashtest.html", c.dir + "/page.png",
+                                    c.dir + "/dom.html"));
+  REQUIRE(shown == 0);
+  const std::string dom = slurp(c.dir + "/dom.html");
+  for (const char* fs : {"ext4:mount=barrier=0", "btrfs:mount=nobarrier"}) {
+    CHECK(dom.find(fs) != std::string::npos);
+    CHECK(dom.find(fmt::format(
+              "<td class=\"num bad\">{}</td>",
+              fs_row(c.result, fs)["findings"]["lost_durable"]["count"].get<uint64_t>())) !=
+          std::string::npos);
+  }
   CHECK(c.out.find(", which promised it: the replay's directory is not there") !=
         std::string::npos);
 }

@@ -226,3 +226,59 @@ TEST_CASE("chart_js_source names the Debian package when the file is missing") {
 
 }  // namespace
 }  // namespace fsrr::lab
+
+namespace fsrr::lab {
+namespace {
+
+json crash_sample() {
+  return json::parse(R"({
+    "trace": "w.trace", "points": "every:5", "reorder": 2, "seed": 7,
+    "system": {"kernel": "Linux 6.18", "cpus": 2},
+    "fs": [
+      {"name": "ext4", "kind": "ext4", "mkfs": "", "mount": "", "crash_points": 224,
+       "states": 54, "reordered_states": 3, "states_per_s": 20.04, "replay_mismatches": 0,
+       "wall_ns": 6730000000, "first_state": "",
+       "findings": {"lost_durable": {"count": 0, "first": []},
+                    "unmountable": {"count": 0, "first": []},
+                    "fsck_errors": {"count": 0, "first": []},
+                    "rename_not_atomic": {"count": 0, "first": []}}},
+      {"name": "ext4:mount=barrier=0", "kind": "ext4", "mkfs": "", "mount": "barrier=0",
+       "crash_points": 51, "states": 1, "reordered_states": 0, "states_per_s": 6.0,
+       "replay_mismatches": 0, "wall_ns": 1100000000, "first_state": "o/ext4.img",
+       "findings": {"lost_durable": {"count": 81, "first": [
+                      {"seq": 945, "op": "fsync", "path": "/w/<script>f4", "promised_by": "fsync #945",
+                       "expected": "4000 bytes", "found": "missing", "reorder": 2}]},
+                    "unmountable": {"count": 0, "first": []},
+                    "fsck_errors": {"count": 1, "first": []},
+                    "rename_not_atomic": {"count": 0, "first": []}}},
+      {"name": "xfs", "error": "mkfs.xfs failed: too small"}
+    ]})");
+}
+
+}  // namespace
+
+TEST_CASE("the crashtest page: each file system's counts, the settings, the first findings, escaped") {
+  const std::string page = crashtest_html(crash_sample(), chart_stub);
+  const std::string results = between(page, "<table id=\"results\">", "</table>");
+  CHECK(results.find("ext4:mount=barrier=0") != std::string::npos);
+  CHECK(results.find("<td class=\"num bad\">81</td>") != std::string::npos);
+  CHECK(results.find("<td class=\"num bad\">1</td>") != std::string::npos);  // fsck_errors
+  CHECK(results.find("54<small>3</small>") != std::string::npos);
+  CHECK(results.find("could not run: mkfs.xfs failed: too small") != std::string::npos);
+  const std::string settings = between(page, "<ul class=\"settings\">", "</ul>");
+  CHECK(settings.find("points <b>every:5</b>") != std::string::npos);
+  CHECK(settings.find("reorder <b>2</b>") != std::string::npos);
+  // the finding, its reordered subset, and a name that is markup shown as text
+  const std::string findings = between(page, "the first findings</h2>", "</section>");
+  CHECK(findings.find("<code>/w/&lt;script&gt;f4</code>") != std::string::npos);
+  CHECK(findings.find("<td>fsync #945</td>") != std::string::npos);
+  CHECK(findings.find("<td>2</td></tr>") != std::string::npos);
+  CHECK(page.find("<script>f4") == std::string::npos);
+  // one chart, its numbers as text too
+  CHECK(count(page, std::regex("<canvas ")) == 1);
+  CHECK(between(page, "<details>", "</details>").find("<td class=\"num\">81</td>") !=
+        std::string::npos);
+  CHECK(page.find(chart_stub) != std::string::npos);
+}
+
+}  // namespace fsrr::lab
