@@ -43,6 +43,7 @@ constexpr uint64_t max_coalesced = uint64_t{64} << 20;  // well below the replay
 struct candidate {
   std::vector<event> events;
   std::vector<tree_entry> tree;
+  unsigned filler_shift = 0;  // the filler holds the unnamed files' bytes >> this
 };
 
 // The bytes a candidate moves and holds: data ops' results plus regular files' sizes.
@@ -204,7 +205,9 @@ class minimizer {
   }
 
   // The tree as a candidate's trace holds it: all of it, or (once pruning held) the entries
-  // its events name, the directories on the way, and what always stays (a filler).
+  // its events name and the directories on the way; with a filler (where pruning alone lost
+  // the predicate: the rest took space it needs taken), one more file, the largest of the
+  // rest, that holds all their bytes, so that what a candidate stops naming keeps its space.
   std::vector<tree_entry> named_tree(const candidate& c) const {
     if (!prune_) return c.tree;
     std::vector<uint8_t> named(in_.path_count() + 1, 0);
@@ -221,42 +224,58 @@ class minimizer {
       if (fx.h1) name(fds.handle(fx.h1).path);
       if (fx.h2) name(fds.handle(fx.h2).path);
     }
-    for (const path_id p : always_) name(p);
+    const tree_entry* host = nullptr;
+    uint64_t bytes = 0;
+    if (filler_) {
+      // in the directory that held most of those bytes, its largest file
+      std::map<path_id, uint64_t> by_dir;
+      const auto filler_part = [&](const tree_entry& t) {
+        return (t.path >= named.size() || !named[t.path]) && S_ISREG(t.mode) && t.link_group == 0;
+      };
+      for (const tree_entry& t : c.tree)
+        if (filler_part(t)) {
+          bytes += t.size;  // (what was allocated is the recording file system's)
+          by_dir[in_.path(t.path).parent] += t.size;
+        }
+      path_id dir = no_id;
+      for (const auto& [d, n] : by_dir)
+        if (dir == no_id || n > by_dir[dir]) dir = d;
+      for (const tree_entry& t : c.tree)
+        if (filler_part(t) && in_.path(t.path).parent == dir && (!host || t.size > host->size))
+          host = &t;
+      if (c.filler_shift >= 64 || (bytes >> c.filler_shift) == 0) host = nullptr;  // no filler
+      if (host) name(host->path);
+    }
     std::vector<tree_entry> out;
-    for (const tree_entry& t : c.tree)
-      if (t.path < named.size() && named[t.path]) out.push_back(t);
+    for (const tree_entry& t : c.tree) {
+      if (t.path >= named.size() || !named[t.path]) continue;
+      out.push_back(t);
+      if (&t == host) {
+        out.back().size = out.back().allocated = c.filler_shift < 64 ? bytes >> c.filler_shift : 0;
+        out.back().extents.clear();
+      }
+    }
     return out;
   }
 
   // The tree down to what the events name; or, where the rest only took space that the
-  // predicate needs taken, that plus the largest of the rest grown to hold all of it.
+  // predicate needs taken, that plus a filler (named_tree). Where the events name all of it,
+  // the filler from the start: what a later cut stops naming keeps its space until the halve
+  // passes find out (in one try) whether the predicate needs it.
   result<void> tree_pass() {
     prune_ = true;
-    const std::vector<tree_entry> named = named_tree(best_);
-    if (named.size() == best_.tree.size()) return {};
+    if (named_tree(best_).size() == best_.tree.size()) {
+      filler_ = true;
+      return {};
+    }
     const result<bool> holds = try_one(best_);
     if (!holds) return failure(holds.error());
     if (*holds) return {};
-    std::set<path_id> kept;
-    for (const tree_entry& t : named) kept.insert(t.path);
-    candidate filled = best_;
-    tree_entry* largest = nullptr;
-    uint64_t total = 0;
-    for (tree_entry& t : filled.tree) {
-      if (kept.count(t.path) || !S_ISREG(t.mode) || t.link_group != 0) continue;
-      total += std::max(t.size, t.allocated);
-      if (!largest || t.size > largest->size) largest = &t;
-    }
-    if (largest) {
-      largest->size = largest->allocated = total;
-      largest->extents.clear();
-      always_.push_back(largest->path);
-      const result<bool> filler_holds = try_one(filled);
-      if (!filler_holds) return failure(filler_holds.error());
-      if (*filler_holds) return {};
-      always_.pop_back();
-    }
-    prune_ = false;  // the whole tree, then
+    filler_ = true;
+    const result<bool> filled = try_one(best_);
+    if (!filled) return failure(filled.error());
+    if (*filled) return {};
+    filler_ = prune_ = false;  // the whole tree, then
     return {};
   }
 
@@ -462,6 +481,10 @@ class minimizer {
           t.extents.clear();
           any = true;
         }
+        if (filler_ && !only && c.filler_shift < 64) {
+          ++c.filler_shift;
+          any = true;
+        }
       } else {
         for (size_t i = 0; i < c.events.size(); ++i) {
           event& e = c.events[i];
@@ -500,6 +523,10 @@ class minimizer {
           t.extents.clear();
           any = true;
         }
+      if (filler_ && c.filler_shift < 64) {
+        c.filler_shift = 64;
+        any = true;
+      }
       if (any) {
         const result<bool> holds = try_one(c);
         if (!holds) return failure(holds.error());
@@ -649,8 +676,8 @@ class minimizer {
   mutable trace_reader in_;  // its tables are read lazily
   std::vector<thread_info> threads_;
   candidate best_;
-  bool prune_ = false;            // candidates hold only the tree their events name ...
-  std::vector<path_id> always_;   // ... and these
+  bool prune_ = false;   // candidates hold only the tree their events name ...
+  bool filler_ = false;  // ... and a file as large as the rest
   size_t changes_ = 0;            // successful tries so far
   std::string scratch_;
   bool own_scratch_ = false;

@@ -417,6 +417,40 @@ TEST_CASE("minimize simplifies a filled disk down to a few writes: a copy then o
   CHECK(report["ops"]["write"]["errnos"].value("ENOSPC", 0) >= 1);
 }
 
+// Files that only take space: cat reads 100 files, then dd's 20 MiB no longer fit a 32 MiB
+// ext4. dd alone fits; dd beside one file as large as the hundred still does not.
+TEST_CASE("minimize keeps the space of files it cuts in one file of their size", "[share][minimize]") {
+  if (!can_record()) return;
+  temp_dir work("/dev/shm");
+  REQUIRE(run(fmt::format("cd {} && mkdir src && for i in $(seq 1 100); do head -c 102400 "
+                          "/dev/urandom > src/f$i; done && {} record -o t.trace -- sh -c 'cat src/* "
+                          ">/dev/null && dd if=/dev/zero of=big bs=1M count=20 status=none' >{} 2>&1",
+                          work.path(), FSRR_BIN, work / "record.log")) == 0);
+  const std::string out = work / "min.trace";
+  REQUIRE(run(fmt::format("{} minimize {} -o {} --fs ext4:size=32M --quiet -- sh -c 'grep -q "
+                          "ENOSPC \"$FSRR_REPORT\"' >{} 2>&1",
+                          FSRR_BIN, work / "t.trace", out, work / "min.log")) == 0);
+  INFO(slurp(work / "min.log"));
+  REQUIRE(run(fmt::format("{} dump {} --tree --json >{}", FSRR_BIN, out, work / "d.json")) == 0);
+  std::vector<uint64_t> src_files;
+  std::set<std::string> ops;
+  std::istringstream lines(slurp(work / "d.json"));
+  for (std::string line; std::getline(lines, line);) {
+    const auto e = nlohmann::json::parse(line);
+    if (e.contains("tree")) {
+      if (e["type"] == "file" && e["tree"].get<std::string>().starts_with(work / "src/"))
+        src_files.push_back(e["size"]);
+    } else {
+      ops.insert(e.value("comm", std::string()) + " " + e.value("op", std::string()));
+    }
+  }
+  REQUIRE(src_files.size() == 1);       // of a hundred,
+  CHECK(src_files[0] >= 100 * 102400);  // holding them all
+  CHECK(ops.count("cat read") == 0);    // and cat gone
+  CHECK(ops.count("dd write") == 1);
+  CHECK(events_in(out, work / "i.json") <= 15);
+}
+
 TEST_CASE("minimize merges a process's threads and drops what the predicate does not need",
           "[share][minimize]") {
   if (!can_record()) return;
