@@ -346,7 +346,15 @@ wait
     job.ranks = ranks_of(job.pid);
   }
   REQUIRE(job.ranks.size() == 4);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past prepare, into the replay
+  // into the replay: the replayed log has its first lines (a fixed wait was not enough under
+  // the sanitizers, whose prepare is slower)
+  const std::string log = target.path() + work.path() + "/data/log";
+  struct stat st {};
+  while ((::stat(log.c_str(), &st) != 0 || st.st_size == 0) &&
+         std::chrono::steady_clock::now() - began < std::chrono::seconds(30))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(st.st_size > 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   REQUIRE(alive(job.ranks[2]));
   REQUIRE(::kill(job.ranks[2], SIGKILL) == 0);
   int status = 0;
