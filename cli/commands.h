@@ -23,6 +23,7 @@ command add_replay(CLI::App& app);
 command add_verify(CLI::App& app);
 command add_compare(CLI::App& app);
 command add_crashtest(CLI::App& app);
+command add_age(CLI::App& app);
 command add_anonymize(CLI::App& app);
 command add_slice(CLI::App& app);
 command add_minimize(CLI::App& app);

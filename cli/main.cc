@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   const std::vector<fsrr::cli::command> commands = {
       fsrr::cli::add_record(app), fsrr::cli::add_snapshot(app), fsrr::cli::add_info(app),
       fsrr::cli::add_dump(app),   fsrr::cli::add_replay(app),   fsrr::cli::add_verify(app),
-      fsrr::cli::add_compare(app), fsrr::cli::add_crashtest(app), fsrr::cli::add_anonymize(app), fsrr::cli::add_slice(app),
+      fsrr::cli::add_compare(app), fsrr::cli::add_crashtest(app), fsrr::cli::add_age(app), fsrr::cli::add_anonymize(app), fsrr::cli::add_slice(app),
       fsrr::cli::add_minimize(app),  fsrr::cli::add_export(app),
       fsrr::cli::add_import(app), fsrr::cli::add_merge(app),
       fsrr::cli::add_help(app),   fsrr::cli::add_generate_docs(app, version),

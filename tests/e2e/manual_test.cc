@@ -92,7 +92,7 @@ TEST_CASE("every option of every command is in its man page and its completion")
   REQUIRE(run(fmt::format("{} generate-docs --man {} --bash {} --guides {}/docs/commands", FSRR_BIN,
                           out / "man", out / "fsrr.bash", SOURCE_DIR)) == 0);
   const auto names = commands(capture(fmt::format("{} --help", FSRR_BIN)));
-  REQUIRE(names.size() == 15);  // record ... merge, crashtest, and help
+  REQUIRE(names.size() == 16);  // record ... merge, crashtest, age, and help
   const std::string bash = slurp(out / "fsrr.bash");
   const std::string root = slurp(out / "man/fsrr.1");
   size_t options = 0;

@@ -1,0 +1,410 @@
+#include "aging.h"
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "clock.h"
+#include "command.h"
+#include "trace_reader.h"
+
+namespace fsrr::lab {
+namespace {
+
+std::optional<uint64_t> number(std::string_view s) {
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+struct fs_usage {
+  uint64_t capacity = 0, used = 0;
+};
+fs_usage usage(const std::string& dir) {
+  struct statvfs v {};
+  if (::statvfs(dir.c_str(), &v) != 0) return {};
+  return {uint64_t{v.f_blocks} * v.f_frsize, uint64_t{v.f_blocks - v.f_bfree} * v.f_frsize};
+}
+
+void sync_fs(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::syncfs(fd);
+  ::close(fd);
+}
+
+constexpr uint64_t files_per_dir = 1000;
+constexpr uint64_t check_every_files = 256;
+
+class ager {
+ public:
+  ager(const std::string& dir, const age_profile& p, size_distribution sizes,
+       const std::atomic<bool>* cancel, const std::function<void(const std::string&)>& progress)
+      : dir_(dir), root_(dir + "/.fsrr-aged"), p_(p), sizes_(std::move(sizes)), rng_(p.seed),
+        cancel_(cancel), progress_(progress) {
+    data_.resize(1 << 20);
+    std::mt19937_64 bytes(p.seed ^ 0x5eed);
+    for (size_t i = 0; i < data_.size(); i += 8) {
+      const uint64_t v = bytes();
+      std::memcpy(data_.data() + i, &v, 8);
+    }
+  }
+
+  result<age_result> run() {
+    const uint64_t t0 = monotonic_ns();
+    if (::mkdir(root_.c_str(), 0755) != 0 && errno != EEXIST)
+      return failure("mkdir {}: {}", root_, std::strerror(errno));
+    const fs_usage u = usage(dir_);
+    if (!u.capacity) return failure("{}: statvfs: {}", dir_, std::strerror(errno));
+    target_ = static_cast<uint64_t>(p_.fill * static_cast<double>(u.capacity));
+    // read the accounting each 0.4% of the capacity (or 256 MiB) written: within 2% of it
+    check_every_bytes_ = std::min<uint64_t>(256ull << 20, u.capacity / 256);
+    FSRR_TRY(fill("fill"));
+    for (unsigned round = 1; round <= p_.churn; ++round) {
+      FSRR_TRY(remove_share(round));
+      FSRR_TRY(fill(fmt::format("churn {}/{}", round, p_.churn)));
+    }
+    sync_fs(dir_);
+    age_result r = r_;
+    for (const auto& f : files_) r.bytes += f.size;
+    r.files = files_.size();
+    const fs_usage end = usage(dir_);
+    r.fill = end.capacity ? double(end.used) / double(end.capacity) : 0;
+    r.wall_ns = monotonic_ns() - t0;
+    return r;
+  }
+
+ private:
+  struct file {
+    uint64_t id = 0, size = 0;
+  };
+  std::string path_of(uint64_t id) const {
+    return fmt::format("{}/d{:05}/f{:07}", root_, id / files_per_dir, id);
+  }
+  bool cancelled() const { return cancel_ && cancel_->load(); }
+
+  // Writes `size` bytes at the end of `path` (made with O_TRUNC when `fresh`); false on ENOSPC.
+  result<bool> write(const std::string& path, uint64_t size, bool fresh, uint64_t salt) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (fresh ? O_TRUNC : O_APPEND), 0644);
+    if (fd < 0) {
+      if (errno == ENOSPC) return false;
+      return failure("{}: {}", path, std::strerror(errno));
+    }
+    uint64_t at = (salt * 7919) % data_.size();
+    for (uint64_t left = size; left > 0;) {
+      const size_t n = std::min<uint64_t>(left, data_.size() - at);
+      const ssize_t w = ::write(fd, data_.data() + at, n);
+      if (w <= 0) {
+        const int err = w < 0 ? errno : ENOSPC;
+        ::close(fd);
+        if (err == ENOSPC) return false;
+        return failure("{}: {}", path, std::strerror(err));
+      }
+      left -= static_cast<uint64_t>(w);
+      at = (at + static_cast<uint64_t>(w)) % data_.size();
+    }
+    ::close(fd);
+    return true;
+  }
+
+  // New files until the file system is `target_` full: its accounting is read every
+  // check_every_files files or check_every_bytes_ bytes, after a syncfs (btrfs counts late).
+  result<void> fill(const std::string& phase) {
+    uint64_t since_files = 0, since_bytes = 0;
+    if (usage(dir_).used >= target_) return {};
+    while (true) {
+      if (cancelled()) return failure("interrupted");
+      const uint64_t id = next_id_++;
+      if (id % files_per_dir == 0) {
+        const std::string d = fmt::format("{}/d{:05}", root_, id / files_per_dir);
+        if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST)
+          return failure("mkdir {}: {}", d, std::strerror(errno));
+      }
+      const uint64_t size = sizes_.draw(rng_());
+      auto wrote = write(path_of(id), size, true, id);
+      if (!wrote) return tl::unexpected(wrote.error());
+      if (!*wrote) {  // full before the target: what fits is the fill
+        ::unlink(path_of(id).c_str());
+        r_.full_early = true;
+        return {};
+      }
+      files_.push_back({id, size});
+      ++r_.written;
+      // appends to survivors in between, during churn
+      if (appending_ && !files_.empty() && rng_() % 16 == 0) {
+        file& f = files_[rng_() % files_.size()];
+        const uint64_t more = 4096 + rng_() % (60 * 1024);
+        auto appended = write(path_of(f.id), more, false, f.id + f.size);
+        if (!appended) return tl::unexpected(appended.error());
+        if (*appended) f.size += more, ++r_.appends;
+      }
+      since_bytes += size;
+      if (++since_files >= check_every_files || since_bytes >= check_every_bytes_) {
+        since_files = since_bytes = 0;
+        sync_fs(dir_);
+        const fs_usage u = usage(dir_);
+        if (progress_)
+          progress_(fmt::format("age: {}: {} files, {:.1f}% full of {:.1f}%", phase,
+                                files_.size(), 100.0 * u.used / u.capacity, p_.fill * 100));
+        if (u.used >= target_) return {};
+      }
+    }
+  }
+
+  // A seeded quarter of the files, deleted; appends come with the refill after.
+  result<void> remove_share(unsigned round) {
+    std::vector<size_t> order(files_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng_);
+    std::vector<bool> gone(files_.size(), false);
+    for (size_t k = 0; k < files_.size() / 4; ++k) gone[order[k]] = true;
+    std::vector<file> kept;
+    for (size_t i = 0; i < files_.size(); ++i) {
+      if (!gone[i]) {
+        kept.push_back(files_[i]);
+        continue;
+      }
+      if (::unlink(path_of(files_[i].id).c_str()) != 0)
+        return failure("round {}: unlink {}: {}", round, path_of(files_[i].id), std::strerror(errno));
+      ++r_.deleted;
+    }
+    files_ = std::move(kept);
+    appending_ = true;
+    sync_fs(dir_);
+    return {};
+  }
+
+  std::string dir_, root_;
+  age_profile p_;
+  size_distribution sizes_;
+  std::mt19937_64 rng_;
+  const std::atomic<bool>* cancel_;
+  const std::function<void(const std::string&)>& progress_;
+  std::vector<uint8_t> data_;
+  std::vector<file> files_;
+  uint64_t next_id_ = 0, target_ = 0, check_every_bytes_ = 0;
+  bool appending_ = false;
+  age_result r_;
+};
+
+// nftw has no user pointer.
+layout_stats* walking = nullptr;
+int walk_one(const char* path, const struct stat* st, int type, struct FTW*) {
+  if (type != FTW_F || !S_ISREG(st->st_mode) || st->st_size == 0) return 0;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return 0;
+  constexpr unsigned max_extents = 256;
+  std::vector<uint8_t> buf(sizeof(fiemap) + max_extents * sizeof(fiemap_extent));
+  auto* fm = reinterpret_cast<fiemap*>(buf.data());
+  std::vector<std::pair<uint64_t, uint64_t>> extents;
+  uint64_t start = 0;
+  for (bool last = false; !last;) {
+    std::memset(buf.data(), 0, buf.size());
+    fm->fm_start = start;
+    fm->fm_length = FIEMAP_MAX_OFFSET - start;
+    fm->fm_flags = FIEMAP_FLAG_SYNC;
+    fm->fm_extent_count = max_extents;
+    if (::ioctl(fd, FS_IOC_FIEMAP, fm) != 0 || fm->fm_mapped_extents == 0) break;
+    for (unsigned i = 0; i < fm->fm_mapped_extents; ++i) {
+      const fiemap_extent& e = fm->fm_extents[i];
+      if (!(e.fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DATA_INLINE)))
+        extents.emplace_back(e.fe_physical, e.fe_length);
+      if (e.fe_flags & FIEMAP_EXTENT_LAST) last = true;
+      start = e.fe_logical + e.fe_length;
+    }
+  }
+  ::close(fd);
+  walking->bytes += static_cast<uint64_t>(st->st_size);
+  add_extents(*walking, extents);
+  return 0;
+}
+
+uint64_t bytes_of_unit(std::string_view s) {  // "64M", "4K", "1G"
+  uint64_t n = 0;
+  size_t i = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') n = n * 10 + (s[i++] - '0');
+  const char unit = i < s.size() ? s[i] : ' ';
+  return n << (unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : unit == 'T' ? 40 : 0);
+}
+
+}  // namespace
+
+result<age_profile> parse_age_profile(std::string_view text) {
+  age_profile p;
+  p.text = std::string(text);
+  if (text == "none") return p;
+  bool filled = false;
+  for (std::string_view rest = text; !rest.empty();) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    const size_t eq = item.find('=');
+    const std::string_view key = item.substr(0, eq);
+    const std::string_view value = eq == std::string_view::npos ? "" : item.substr(eq + 1);
+    if (key == "fill") {
+      const auto n = number(value);
+      if (!n || *n < 1 || *n > 98) return failure("--age {}: fill=PCT takes 1 to 98", text);
+      p.fill = *n / 100.0;
+      filled = true;
+    } else if (key == "churn") {
+      const auto n = number(value);
+      if (!n || *n > 100) return failure("--age {}: churn=N takes 0 to 100 rounds", text);
+      p.churn = static_cast<unsigned>(*n);
+    } else if (key == "sizes") {
+      p.sizes = std::string(value);
+      if (auto d = size_distribution::named(p.sizes); !d) return failure(d.error(), fmt::format("--age {}: ", text));
+    } else if (key == "seed") {
+      const auto n = number(value);
+      if (!n) return failure("--age {}: seed=S takes a number", text);
+      p.seed = *n;
+    } else {
+      return failure("--age {}: none, or fill=PCT[,churn=N][,sizes=backup|home|maildir|mixed|trace:FILE][,seed=S]",
+                     text);
+    }
+  }
+  if (!filled) return failure("--age {}: fill=PCT is needed", text);
+  return p;
+}
+
+result<size_distribution> size_distribution::named(const std::string& name) {
+  size_distribution d;
+  const auto add = [&](double w, uint64_t low, uint64_t high) {
+    const double before = d.buckets_.empty() ? 0 : d.buckets_.back().weight;
+    d.buckets_.push_back({before + w, low, high});
+  };
+  if (name == "backup") {  // the seed tree: 100k x 1 KiB, 10k x 4 KiB, 1k x 10 KiB, 100 x 1000 KiB
+    const double all = 111100;
+    add(100000 / all, 1024, 1024);
+    add(10000 / all, 4096, 4096);
+    add(1000 / all, 10240, 10240);
+    add(100 / all, 1024000, 1024000);
+  } else if (name == "home") {  // many small, some documents, a few media files
+    add(0.60, 1 << 10, 16 << 10);
+    add(0.35, 16 << 10, 1 << 20);
+    add(0.05, 1 << 20, 64 << 20);
+  } else if (name == "maildir") {  // one file per message
+    add(1.0, 2 << 10, 64 << 10);
+  } else if (name == "mixed") {
+    add(1.0, 4 << 10, 16 << 20);
+  } else if (name.starts_with("trace:")) {
+    auto trace = trace_reader::open(name.substr(6));
+    if (!trace) return failure(trace.error(), "sizes=" + name + ": ");
+    for (const tree_entry& t : trace->tree())
+      if (S_ISREG(t.mode)) d.sizes_.push_back(t.size);
+    if (d.sizes_.empty()) return failure("sizes={}: the trace's tree has no regular file", name);
+    return d;
+  } else {
+    return failure("sizes={}: backup, home, maildir, mixed or trace:FILE", name);
+  }
+  d.buckets_.back().weight = 1.0;
+  return d;
+}
+
+uint64_t size_distribution::draw(uint64_t random) const {
+  if (!sizes_.empty()) return sizes_[random % sizes_.size()];
+  const double u = static_cast<double>(random >> 11) / 9007199254740992.0;  // [0, 1)
+  const bucket* b = &buckets_.back();
+  for (const bucket& k : buckets_)
+    if (u < k.weight) {
+      b = &k;
+      break;
+    }
+  if (b->low == b->high) return b->low;
+  // log-uniform within the bucket, from the same number's low bits
+  const double v = static_cast<double>(random & 0x7ff) / 2048.0;
+  return static_cast<uint64_t>(std::exp(std::log(double(b->low)) +
+                                        v * (std::log(double(b->high)) - std::log(double(b->low)))));
+}
+
+result<age_result> age(const std::string& dir, const age_profile& profile,
+                       const std::atomic<bool>* cancel,
+                       const std::function<void(const std::string&)>& progress) {
+  auto sizes = size_distribution::named(profile.sizes);
+  if (!sizes) return tl::unexpected(sizes.error());
+  if (profile.fill <= 0) return age_result{};
+  ager a(dir, profile, std::move(*sizes), cancel, progress);
+  return a.run();
+}
+
+void add_extents(layout_stats& s, const std::vector<std::pair<uint64_t, uint64_t>>& extents,
+                 uint64_t block) {
+  ++s.files;
+  s.extents += extents.size();
+  uint64_t blocks = 0, contiguous = 0, prev_end = 0;
+  for (size_t i = 0; i < extents.size(); ++i) {
+    const auto [start, length] = extents[i];
+    const uint64_t n = (length + block - 1) / block;
+    if (n == 0) continue;
+    // within an extent every block but the first follows its predecessor; the first does
+    // when the extent starts where the one before ended
+    contiguous += n - 1 + (blocks > 0 && start == prev_end ? 1 : 0);
+    blocks += n;
+    prev_end = start + length;
+  }
+  s.blocks += blocks;
+  s.contiguous += contiguous;
+  if (blocks > 1) s.pairs += blocks - 1;
+}
+
+result<layout_stats> layout_of(const std::string& dir) {
+  layout_stats s;
+  walking = &s;
+  const int r = ::nftw(dir.c_str(), walk_one, 32, FTW_PHYS | FTW_MOUNT);
+  walking = nullptr;
+  if (r != 0) return failure("{}: {}", dir, std::strerror(errno));
+  return s;
+}
+
+free_space free_space_of(const std::string& kind, const std::string& device) {
+  free_space f;
+  if (kind == "ext4" || kind == "ext3" || kind == "ext2") {
+    const command_result r = run_command({"e2freefrag", device});
+    if (r.status != 0) return f;
+    std::istringstream in(r.output);
+    bool histogram = false;
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("Num. free extent:")) f.fragments = std::stoll(line.substr(17));
+      if (line.starts_with("Extent Size Range")) histogram = true;
+      else if (histogram && line.find(':') != std::string::npos) {
+        std::istringstream row(line);
+        std::string low, dots, colon;
+        uint64_t count = 0;
+        row >> low;
+        const size_t at = line.find(':');
+        std::istringstream counts(line.substr(at + 1));
+        counts >> count;
+        f.histogram.emplace_back(bytes_of_unit(low.substr(0, low.find('.'))), count);
+      }
+    }
+  } else if (kind == "xfs") {
+    const command_result r = run_command({"xfs_db", "-r", "-c", "freesp -s", device});
+    if (r.status != 0) return f;
+    std::istringstream in(r.output);
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("total free extents ")) f.fragments = std::stoll(line.substr(19));
+      std::istringstream row(line);
+      uint64_t from = 0, to = 0, extents = 0;
+      if (row >> from >> to >> extents) f.histogram.emplace_back(from * 4096, extents);
+    }
+  }
+  return f;
+}
+
+}  // namespace fsrr::lab
