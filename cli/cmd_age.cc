@@ -45,8 +45,19 @@ class mounted_image {
     o.dir_.clear();
   }
   ~mounted_image() {
-    if (mounted_) lab::run_command({"umount", dir_}, {.keep_output = false});
+    if (mounted_ && lab::run_command({"umount", dir_}, {.keep_output = false}).status != 0)
+      lab::run_command({"umount", "-l", dir_}, {.keep_output = false});
     if (!dir_.empty()) ::rmdir(dir_.c_str());
+  }
+  // Unmounted now, or an error (then detached lazily, so that nothing stays in the way).
+  void unmount() {
+    if (!mounted_) return;
+    mounted_ = false;
+    const lab::command_result r = lab::run_command({"umount", dir_});
+    if (r.status != 0) {
+      lab::run_command({"umount", "-l", dir_}, {.keep_output = false});
+      throw trace_error(fmt::format("umount {}: {}", dir_, r.output.substr(0, r.output.find('\n'))));
+    }
   }
   const std::string& dir() const { return dir_; }
   const std::string& device() const { return device_; }
@@ -104,7 +115,7 @@ command add_age(CLI::App& app) {
             lab::layout_stats layout;
             lab::free_space free;
             {
-              const mounted_image m = mounted_image::mount(o->image, l);
+              mounted_image m = mounted_image::mount(o->image, l);
               const bool tty = ::isatty(2);
               std::function<void(const std::string&)> say;
               if (!o->quiet)
@@ -117,6 +128,7 @@ command add_age(CLI::App& app) {
               aged = or_throw(lab::age(m.dir(), profile, &stop_on_signals(), say));
               if (!o->quiet && tty) fmt::print(stderr, "\n");
               layout = or_throw(lab::layout_of(m.dir() + "/.fsrr-aged"));
+              m.unmount();
             }
             // read from the unmounted image: mounted, its bitmaps on disk may be behind
             free = lab::free_space_of(l.kind, o->image);

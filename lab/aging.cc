@@ -134,8 +134,13 @@ class ager {
       const uint64_t id = next_id_++;
       if (id % files_per_dir == 0) {
         const std::string d = fmt::format("{}/d{:05}", root_, id / files_per_dir);
-        if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST)
+        if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
+          if (errno == ENOSPC || errno == EDQUOT) {  // no room or no inode left: the fill
+            r_.full_early = true;
+            return {};
+          }
           return failure("mkdir {}: {}", d, std::strerror(errno));
+        }
       }
       const uint64_t size = sizes_.draw(rng_());
       auto wrote = write(path_of(id), size, true, id);
@@ -227,6 +232,7 @@ int walk_one(const char* path, const struct stat* st, int type, struct FTW*) {
       if (!(e.fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DATA_INLINE)))
         extents.emplace_back(e.fe_physical, e.fe_length);
       if (e.fe_flags & FIEMAP_EXTENT_LAST) last = true;
+      if (e.fe_logical + e.fe_length <= start) last = true;  // no progress: stop
       start = e.fe_logical + e.fe_length;
     }
   }

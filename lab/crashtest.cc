@@ -342,16 +342,20 @@ class one_fs {
       // have written any of them before the power went, and a file system that sends its
       // flushes must not care which.
       const size_t upto = std::min<size_t>(points_[i - 1].logged, log_.size());
+      // subset k of them on the state, into `into` (the same k, the same subset)
+      const auto build = [&](unsigned k, const std::string& into) -> result<void> {
+        std::mt19937_64 rng(o_.seed * 0x9e3779b97f4a7c15ull ^ (cut << 20) ^ k);
+        FSRR_TRY(copy_sparse(state, into));
+        owned_fd into_fd(::open(into.c_str(), O_RDWR | O_CLOEXEC));
+        if (into_fd.fd < 0) return failure("{}: {}", into, std::strerror(errno));
+        for (size_t j = cut; j < upto; ++j)
+          if (rng() & 1) FSRR_TRY(apply_records(into_fd.fd, data_fd.fd, log_, j, j + 1));
+        return {};
+      };
       for (unsigned k = 1; k <= o_.reorder && upto > cut; ++k) {
         if (o_.cancel && o_.cancel->load()) return failure("interrupted");
-        std::mt19937_64 rng(o_.seed * 0x9e3779b97f4a7c15ull ^ (cut << 20) ^ k);
-        FSRR_TRY(copy_sparse(state, scratch));
-        {
-          owned_fd scratch_fd(::open(scratch.c_str(), O_RDWR | O_CLOEXEC));
-          if (scratch_fd.fd < 0) return failure("{}: {}", scratch, std::strerror(errno));
-          for (size_t j = cut; j < upto; ++j)
-            if (rng() & 1) FSRR_TRY(apply_records(scratch_fd.fd, data_fd.fd, log_, j, j + 1));
-        }
+        FSRR_TRY(build(k, scratch));
+        const uint64_t found_before = found_so_far();
         ++out.states;
         ++out.reordered;
         reorder_now_ = k;
@@ -368,6 +372,10 @@ class one_fs {
             add(out, {"fsck_errors", last, op_name(kinds, last), "", "", "", first_line(r.output)});
         }
         reorder_now_ = 0;
+        if (!o_.keep.empty() && out.first_state.empty() && found_so_far() > found_before) {
+          out.first_state = fmt::format("{}/{}.img", o_.keep, file_name_of(out.name));
+          FSRR_TRY(build(k, out.first_state));  // as the power cut left it, before recovery
+        }
       }
     }
     for (auto& f : initial_first_)

@@ -192,13 +192,15 @@ class minimizer {
     if (!k) return failure(k.error());
     return *k == 0;
   }
-  size_t jobs() const { return std::max(1u, o_.jobs); }
+  // (one at a time on an existing directory: two tries cannot share it)
+  size_t jobs() const { return o_.fs && o_.fs->existing() ? 1 : std::max(1u, o_.jobs); }
 
   // The events `chosen` picks out of the best candidate's, with what they need of the rest.
   candidate subset(const std::vector<bool>& chosen) const {
     const std::vector<bool> keep = transform::closure(in_, best_.events, threads_, chosen, true);
     candidate c;
     c.tree = best_.tree;
+    c.filler_shift = best_.filler_shift;
     for (size_t i = 0; i < keep.size(); ++i)
       if (keep[i]) c.events.push_back(best_.events[i]);
     return c;
@@ -400,6 +402,7 @@ class minimizer {
     const auto coalesced = [&](bool keep_last) {
       candidate c;
       c.tree = best_.tree;
+      c.filler_shift = best_.filler_shift;
       std::vector<size_t> seen(in.size(), 0), at(in.size(), 0);  // by run: ops met, output slot
       for (size_t i = 0; i < in.size(); ++i) {
         const size_t r = first[i];

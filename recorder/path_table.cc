@@ -50,7 +50,8 @@ bool same_object(int root, const std::string& path, const struct stat& st) {
   open_how how{};
   how.flags = O_PATH | O_CLOEXEC;
   how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-  const int fd = open_in_root(root, path.c_str() + (!path.empty() && path[0] == '/'), how);
+  const char* rel = path.c_str() + (!path.empty() && path[0] == '/');
+  const int fd = open_in_root(root, *rel ? rel : ".", how);  // "" or "/": the root itself
   if (fd < 0) return false;
   struct stat now {};
   const bool same = ::fstat(fd, &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino;

@@ -91,11 +91,16 @@ class script {
             "# (`exec N<>`), so reads and writes move its position as the program's did.\n"
             "set -u\n"
             "T=${1:?usage: bash $0 TARGET (an empty directory on the file system under test)}\n"
-            "[ -d \"$T\" ] || { echo \"$0: $T is not a directory\" >&2; exit 2; }\n";
+            "[ -d \"$T\" ] || { echo \"$0: $T is not a directory\" >&2; exit 2; }\n"
+            "# no fd of the caller's is taken for one of the trace's (bash reads this script on 255)\n"
+            "for fd in /proc/$$/fd/*; do\n"
+            "  fd=${fd##*/}; [ \"$fd\" -gt 2 ] && [ \"$fd\" -lt 255 ] && eval \"exec $fd>&-\"\n"
+            "done 2>/dev/null\n";
   }
 
-  // The path beneath "$T", or "" when a component is not a name (a hostile trace).
-  std::string where(path_id p) {
+  // The path beneath TARGET ("/a/b", or "/rootN/a/b" with several roots), or "" when a
+  // component is not a name (a hostile trace).
+  std::string plain(path_id p) {
     if (p == no_id) return {};
     std::vector<std::string_view> names;
     for (path_id q = p; q != no_id;) {
@@ -114,33 +119,44 @@ class script {
       s += *it;
     }
     const std::string placed = in_.placed_path(p);
-    const std::string prefix = placed.substr(0, placed.size() - std::min(placed.size(), s.size()));
-    return "\"$T\"" + sh_word(prefix + s);
+    if (placed.size() < s.size() || placed.compare(placed.size() - s.size(), s.size(), s) != 0)
+      return {};
+    const std::string prefix = placed.substr(0, placed.size() - s.size());  // "" or "/rootN"
+    if (!prefix.empty() && (!prefix.starts_with("/root") || prefix.size() == 5 ||
+                            prefix.find_first_not_of("0123456789", 5) != std::string::npos))
+      return {};
+    return prefix + s;
+  }
+  // The same as one shell word beneath "$T".
+  std::string where(path_id p) {
+    const std::string s = plain(p);
+    return s.empty() ? s : "\"$T\"" + sh_word(s);
   }
 
-  // Whether `p` passes through a known symlink: above it, or (`final`) at it too.
+  // Whether `p` passes through a known symlink: above it, or (`final`) at it too. By name:
+  // two path ids may name one path.
   bool through_symlink(path_id p, bool final) {
-    for (path_id q = final ? p : in_.path(p).parent; q != no_id; q = in_.path(q).parent) {
-      if (symlinks_.count(q)) return true;
-      if (in_.path(q).parent == q) break;
-    }
-    return false;
+    const std::string s = plain(p);
+    for (size_t at = s.find('/', 1); at != std::string::npos; at = s.find('/', at + 1))
+      if (symlinks_.count(s.substr(0, at))) return true;
+    return final && symlinks_.count(s);
   }
 
   // Whether `p` is a known symlink or a directory with one beneath it.
   bool holds_symlink(path_id p) {
-    for (const path_id l : symlinks_)
-      for (path_id q = l; q != no_id; q = in_.path(q).parent) {
-        if (q == p) return true;
-        if (in_.path(q).parent == q) break;
-      }
-    return false;
+    const std::string s = plain(p);
+    if (symlinks_.count(s)) return true;
+    const auto it = symlinks_.lower_bound(s + "/");  // what lies beneath sorts right after it
+    return it != symlinks_.end() && it->starts_with(s + "/");
+  }
+  void add_symlink(path_id p) {
+    if (std::string s = plain(p); !s.empty()) symlinks_.insert(std::move(s));
   }
 
   void tree(shell_export_result& r) {
     std::vector<tree_entry> entries(in_.tree().begin(), in_.tree().end());
     for (const tree_entry& t : entries)
-      if (S_ISLNK(t.mode)) symlinks_.insert(t.path);
+      if (S_ISLNK(t.mode)) add_symlink(t.path);
     // parents first; symlinks last, so that nothing is made through one
     std::vector<std::pair<std::string, size_t>> order;
     for (size_t i = 0; i < entries.size(); ++i) {
@@ -155,6 +171,7 @@ class script {
     });
     out_ << fmt::format("\n# -- the initial tree: {} entries\n", entries.size());
     std::map<uint32_t, std::string> first_link;  // link group -> its first name
+    std::vector<std::string> dir_modes;
     for (const auto& [w, i] : order) {
       const tree_entry& t = entries[i];
       if (in_.path(t.path).parent == no_id || in_.path(t.path).parent == t.path) continue;  // "/"
@@ -176,7 +193,8 @@ class script {
       }
       if (S_ISDIR(t.mode)) {
         out_ << fmt::format("mkdir -p -- {}", w);
-        if (perm != 0755) out_ << fmt::format(" && chmod {:o} -- {}", perm, w);
+        // after everything beneath it is made: a directory of 0555 takes no new entry
+        if (perm != 0755) dir_modes.push_back(fmt::format("chmod {:o} -- {}", perm, w));
       } else if (S_ISREG(t.mode)) {
         if (t.size == 0)
           out_ << fmt::format(": >{}", w);
@@ -197,6 +215,7 @@ class script {
       out_ << "\n";
       ++r.tree_entries;
     }
+    for (const std::string& c : dir_modes) out_ << c << "\n";
   }
 
   // The script's fd for handle h (opened by the script), or -1.
@@ -273,7 +292,6 @@ class script {
                                  e.kind == op::symlink || e.kind == op::symlinkat ||
                                  e.kind == op::link || e.kind == op::linkat ||
                                  e.kind == op::readlink || e.kind == op::readlinkat ||
-                                 ((cls == op_class::open) && (e.flags & O_NOFOLLOW)) ||
                                  (e.kind == op::newfstatat && (e.flags & AT_SYMLINK_NOFOLLOW)));
     std::string p1, p2;
     if (has(e.kind, F_PATH) && e.path != no_id) {
@@ -305,11 +323,15 @@ class script {
         std::string c;
         if ((flags & O_CREAT) && (flags & O_EXCL))
           c = fmt::format("(set -C; : >{}) && ", p1);  // noclobber: made here, or it fails
-        if (acc == O_RDONLY && !(flags & O_CREAT)) return c + fmt::format("exec {}<{}", n, p1);
-        if (flags & O_APPEND) return c + fmt::format("exec {}>>{}", n, p1);
-        if (acc == O_WRONLY && (flags & O_TRUNC)) return c + fmt::format("exec {}>{}", n, p1);
+        // an open the recording saw succeed that fails here ends the script: what follows
+        // would use an fd that is not the file
+        const std::string fail = fmt::format(" || {{ echo \"$0: op {}: the open failed\" >&2; exit 1; }}", seq_);
+        if (acc == O_RDONLY && !(flags & O_CREAT)) return c + fmt::format("exec {}<{}", n, p1) + fail;
+        if (flags & O_APPEND) return c + fmt::format("exec {}>>{}", n, p1) + fail;
+        if (acc == O_WRONLY && (flags & O_TRUNC)) return c + fmt::format("exec {}>{}", n, p1) + fail;
         c += fmt::format("exec {}<>{}", n, p1);
         if (flags & O_TRUNC) c += fmt::format(" && truncate -s 0 -- {}", proc(n));
+        c += fail;
         return c;
       }
       default:
@@ -388,15 +410,15 @@ class script {
       case op::renameat:
       case op::renameat2:
         if (e.flags & RENAME_EXCHANGE) return skip("RENAME_EXCHANGE (bookworm's mv has no --exchange)");
-        if (holds_symlink(e.path)) symlinks_.insert(e.path2);  // all beneath it refused, then
+        if (holds_symlink(e.path)) add_symlink(e.path2);  // all beneath it refused, then
         return fmt::format("mv -T{} -- {} {}", e.flags & RENAME_NOREPLACE ? " -n" : "", p1, p2);
       case op::link:
       case op::linkat:
-        if (symlinks_.count(e.path)) symlinks_.insert(e.path2);
+        if (symlinks_.count(plain(e.path))) add_symlink(e.path2);
         return fmt::format("ln -T -- {} {}", p1, p2);
       case op::symlink:
       case op::symlinkat:
-        symlinks_.insert(e.path);
+        add_symlink(e.path);
         return fmt::format("ln -s -T -- {} {}", sh_word(in_.string(static_cast<string_id>(e.aux))), p1);
       case op::chmod:
       case op::fchmodat:
@@ -443,7 +465,7 @@ class script {
   std::set<int> used_;
   std::map<handle_id, int64_t> pos_;  // where lseek left each fd, as far as the script knows
   std::set<handle_id> listed_;
-  std::set<path_id> symlinks_;
+  std::set<std::string> symlinks_;  // by name beneath TARGET
 };
 
 }  // namespace

@@ -53,7 +53,7 @@ TEST_CASE("age fills ext4, xfs and btrfs images of 1 GiB within 2% of the profil
   CHECK(left_behind(work.path()).empty());
 }
 
-TEST_CASE("age: the same profile and seed leave the same files; churn leaves free space in more pieces",
+TEST_CASE("age: the same profile and seed leave the same files, and churn leaves free space in more pieces",
           "[age]") {
   if (!can_record() || !require_root("age")) return;
   temp_dir work("/dev/shm");

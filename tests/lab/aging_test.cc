@@ -7,7 +7,7 @@
 
 namespace fsrr::lab {
 
-TEST_CASE("age profiles: fill, churn, sizes and seed; anything else refused in one line") {
+TEST_CASE("age profiles: fill, churn, sizes and seed, anything else refused in one line") {
   const auto p = parse_age_profile("fill=70,churn=3,sizes=home,seed=9");
   REQUIRE(p);
   CHECK(p->fill == Approx(0.70));
@@ -24,7 +24,7 @@ TEST_CASE("age profiles: fill, churn, sizes and seed; anything else refused in o
   CHECK(!parse_age_profile("fill=50,seed=x"));
 }
 
-TEST_CASE("size distributions: the seed tree's four sizes in its proportions; others in their ranges") {
+TEST_CASE("size distributions: the seed tree's four sizes in its proportions, others in their ranges") {
   const auto backup = size_distribution::named("backup");
   REQUIRE(backup);
   std::map<uint64_t, int> seen;
