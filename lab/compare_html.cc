@@ -642,6 +642,23 @@ void write_first_findings(std::string& out, const json& rows,
   }
 }
 
+// A chart as a figure: its canvas (configured from `canvases` by page_script) and its numbers.
+void write_figure(std::string& out, const chart& c, json& canvases) {
+  put(out,
+      "<figure>\n<h3>{}</h3>\n<p>{}</p>\n<div class=\"plot\" style=\"height:{}px\">"
+      "<canvas id=\"{}\" role=\"img\" aria-label=\"{}\"></canvas></div>\n"
+      "<details><summary>The numbers</summary>\n{}</details>\n</figure>\n",
+      escape(c.title), escape(c.note), c.height, c.id, escape(c.aria), c.table);
+  canvases.push_back({{"id", c.id}, {"config", c.config}});
+}
+
+// </main>, the inlined library, the charts' configurations and the script that draws them.
+void write_page_end(std::string& out, const std::string& chart_js, const json& canvases) {
+  out += "</main>\n<script>\n" + inline_script(chart_js) + "\n</script>\n" +
+         "<script type=\"application/json\" id=\"fsrr-charts\">" + script_json(canvases) +
+         "</script>\n<script>" + std::string(page_script) + "</script>\n</body>\n</html>\n";
+}
+
 }  // namespace
 
 result<std::string> chart_js_source(const std::string& path) {
@@ -675,16 +692,10 @@ std::string compare_html(const nlohmann::json& compare, const std::string& chart
   json canvases = json::array();
   out += "<div class=\"charts\">\n";
   for (const chart& c : charts) {
-    put(out,
-        "<figure>\n<h3>{}</h3>\n<p>{}</p>\n<div class=\"plot\" style=\"height:{}px\">"
-        "<canvas id=\"{}\" role=\"img\" aria-label=\"{}\"></canvas></div>\n"
-        "<details><summary>The numbers</summary>\n{}</details>\n</figure>\n",
-        escape(c.title), escape(c.note), c.height, c.id, escape(c.aria), c.table);
-    canvases.push_back({{"id", c.id}, {"config", c.config}});
+    write_figure(out, c, canvases);
   }
-  out += "</div>\n</main>\n<script>\n" + inline_script(chart_js) + "\n</script>\n" +
-         "<script type=\"application/json\" id=\"fsrr-charts\">" + script_json(canvases) +
-         "</script>\n<script>" + std::string(page_script) + "</script>\n</body>\n</html>\n";
+  out += "</div>\n";
+  write_page_end(out, chart_js, canvases);
   return out;
 }
 
@@ -707,17 +718,10 @@ std::string crashtest_html(const nlohmann::json& crash, const std::string& chart
   json canvases = json::array();
   if (!rows.empty()) {
     const chart c = findings_chart(rows, names);
-    put(out,
-        "<figure>\n<h3>{}</h3>\n<p>{}</p>\n<div class=\"plot\" style=\"height:{}px\">"
-        "<canvas id=\"{}\" role=\"img\" aria-label=\"{}\"></canvas></div>\n"
-        "<details><summary>The numbers</summary>\n{}</details>\n</figure>\n",
-        escape(c.title), escape(c.note), c.height, c.id, escape(c.aria), c.table);
-    canvases.push_back({{"id", c.id}, {"config", c.config}});
+    write_figure(out, c, canvases);
   }
   write_first_findings(out, rows, names);
-  out += "</main>\n<script>\n" + inline_script(chart_js) + "\n</script>\n" +
-         "<script type=\"application/json\" id=\"fsrr-charts\">" + script_json(canvases) +
-         "</script>\n<script>" + std::string(page_script) + "</script>\n</body>\n</html>\n";
+  write_page_end(out, chart_js, canvases);
   return out;
 }
 
