@@ -64,9 +64,8 @@ TEST_CASE("age: the same profile and seed leave the same files, and churn leaves
   CHECK(first.size() > 1000);
   CHECK(first == listing(work, "b"));
   CHECK(a["files"] == b["files"]);
-  // the layout may differ a little (ext4's allocator: 242 free pieces once, 241 the next time)
-  CHECK(a["free_space_fragments"].get<double>() ==
-        Approx(b["free_space_fragments"].get<double>()).epsilon(0.05));
+  // where the files lie is ext4's to choose, and differs from run to run (242 and 241 free
+  // pieces idle, 230 and 247 under load): the files are what must be the same
   // another seed, other files
   aged(work, "ext4:size=1G", "fill=60,churn=3,sizes=home,seed=2", "c");
   CHECK(listing(work, "c") != first);
