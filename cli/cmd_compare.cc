@@ -27,7 +27,7 @@ void write_file(const std::string& path, const std::string& text) {
 command add_compare(CLI::App& app) {
   struct opts {
     std::string file, out = ".", data = "zero", source = "tmpfs";
-    std::vector<std::string> fs;
+    std::vector<std::string> fs, ages;
     double dedupe = 0;
     bool force = false;
     uint64_t seed = 0;
@@ -89,6 +89,14 @@ command add_compare(CLI::App& app) {
                   "An earlier compare.json: each row's change against it; exit 3 if one got "
                   "slower beyond its earlier spread")
       ->check(CLI::ExistingFile);
+  sub->add_option("--age", o->ages,
+                  "Compare each file system aged by this profile, as fsrr age makes it: "
+                  "fill=PCT[,churn=N][,sizes=DIST][,seed=S]; none for mkfs fresh. Repeatable: "
+                  "--age none --age fill=70,churn=3 puts fresh and aged side by side")
+      ->allow_extra_args(false);
+  sub->add_option("--age-cache", o->c.age_cache,
+                  "Where aged images are kept for the next compare (default: IMAGES/aged with "
+                  "--images, else /var/tmp/fsrr-aged); off: age anew and keep nothing");
   sub->add_option("-o,--output", o->out, "Directory for compare.json and compare.html (made if missing)")
       ->capture_default_str();
   sub->add_flag("-f,--force", o->force, "Overwrite compare.json and compare.html in it");
@@ -97,6 +105,7 @@ command add_compare(CLI::App& app) {
             c.trace = o->file;
             for (const auto& f : o->fs) c.fs.push_back(or_throw(lab::parse_fs_spec(f)));
             c.source_fs = or_throw(lab::parse_fs_spec(o->source));
+            for (const auto& a : o->ages) c.ages.push_back(or_throw(lab::parse_age_profile(a)));
             c.data = or_throw(data_spec::parse(o->data, o->dedupe, o->seed));
             struct stat st;
             if (::stat(o->out.c_str(), &st) != 0) {  // made, as mkdir -p would
@@ -123,12 +132,15 @@ command add_compare(CLI::App& app) {
             fmt::print(
                 stderr,
                 "compare: {} in {:.1f} s: mkfs+mount {:.1f} s, prepare {:.1f} s, replay "
-                "{:.1f} s, sync {:.1f} s, verify {:.1f} s, unmount {:.1f} s{}, compare "
+                "{:.1f} s, sync {:.1f} s, verify {:.1f} s, unmount {:.1f} s{}{}, compare "
                 "itself {:.1f} s ({:.1f}%)\n",
                 o->fs.size() == 1 ? "1 file system" : fmt::format("{} file systems", o->fs.size()),
                 r.wall_ns / 1e9, cost.make_ns / 1e9, cost.prepare_ns / 1e9, cost.replay_ns / 1e9,
                 cost.sync_ns / 1e9, cost.verify_ns / 1e9, cost.unmake_ns / 1e9,
                 c.drop_caches ? fmt::format(", drop caches {:.1f} s", cost.drop_ns / 1e9) : "",
+                fmt::format("{}, layout {:.1f} s",
+                            cost.age_ns ? fmt::format(", aging {:.1f} s", cost.age_ns / 1e9) : "",
+                            cost.layout_ns / 1e9),
                 own / 1e9, r.wall_ns ? 100.0 * own / r.wall_ns : 0.0);
             fmt::print(stderr, "compare: wrote {}/compare.json and {}/compare.html\n", o->out,
                        o->out);

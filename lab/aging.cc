@@ -76,10 +76,14 @@ class ager {
     target_ = static_cast<uint64_t>(p_.fill * static_cast<double>(u.capacity));
     // read the accounting each 0.4% of the capacity (or 256 MiB) written: within 2% of it
     check_every_bytes_ = std::min<uint64_t>(256ull << 20, u.capacity / 256);
-    FSRR_TRY(fill("fill"));
-    for (unsigned round = 1; round <= p_.churn; ++round) {
-      FSRR_TRY(remove_share(round));
-      FSRR_TRY(fill(fmt::format("churn {}/{}", round, p_.churn)));
+    FSRR_TRY(fill("fill", target_));
+    // each round nearly fills it, then prunes it back: holes where the pruned files were
+    const double high = std::min(0.97, p_.fill + 0.9 * (1 - p_.fill));
+    for (unsigned round = 1; round <= p_.churn && !r_.full_early; ++round) {
+      appending_ = true;
+      FSRR_TRY(fill(fmt::format("churn {}/{}", round, p_.churn),
+                    static_cast<uint64_t>(high * static_cast<double>(u.capacity)), false));
+      FSRR_TRY(prune(round));
     }
     sync_fs(dir_);
     age_result r = r_;
@@ -124,11 +128,12 @@ class ager {
     return true;
   }
 
-  // New files until the file system is `target_` full: its accounting is read every
+  // New files until the file system is `target` full: its accounting is read every
   // check_every_files files or check_every_bytes_ bytes, after a syncfs (btrfs counts late).
-  result<void> fill(const std::string& phase) {
+  // Full before it (no room, no inode): `final` says that is the fill, else just the top.
+  result<void> fill(const std::string& phase, uint64_t target, bool final = true) {
     uint64_t since_files = 0, since_bytes = 0;
-    if (usage(dir_).used >= target_) return {};
+    if (usage(dir_).used >= target) return {};
     while (true) {
       if (cancelled()) return failure("interrupted");
       const uint64_t id = next_id_++;
@@ -136,7 +141,7 @@ class ager {
         const std::string d = fmt::format("{}/d{:05}", root_, id / files_per_dir);
         if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
           if (errno == ENOSPC || errno == EDQUOT) {  // no room or no inode left: the fill
-            r_.full_early = true;
+            r_.full_early = r_.full_early || final;
             return {};
           }
           return failure("mkdir {}: {}", d, std::strerror(errno));
@@ -147,7 +152,7 @@ class ager {
       if (!wrote) return tl::unexpected(wrote.error());
       if (!*wrote) {  // full before the target: what fits is the fill
         ::unlink(path_of(id).c_str());
-        r_.full_early = true;
+        r_.full_early = r_.full_early || final;
         return {};
       }
       files_.push_back({id, size});
@@ -167,32 +172,42 @@ class ager {
         const fs_usage u = usage(dir_);
         if (progress_)
           progress_(fmt::format("age: {}: {} files, {:.1f}% full of {:.1f}%", phase,
-                                files_.size(), 100.0 * u.used / u.capacity, p_.fill * 100));
-        if (u.used >= target_) return {};
+                                files_.size(), 100.0 * u.used / u.capacity,
+                                100.0 * target / u.capacity));
+        if (u.used >= target) return {};
       }
     }
   }
 
-  // A seeded quarter of the files, deleted; appends come with the refill after.
-  result<void> remove_share(unsigned round) {
+  // Seeded random files deleted until the file system is `target_` full again (its accounting
+  // read as fill reads it).
+  result<void> prune(unsigned round) {
     std::vector<size_t> order(files_.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::shuffle(order.begin(), order.end(), rng_);
     std::vector<bool> gone(files_.size(), false);
-    for (size_t k = 0; k < files_.size() / 4; ++k) gone[order[k]] = true;
-    std::vector<file> kept;
-    for (size_t i = 0; i < files_.size(); ++i) {
-      if (!gone[i]) {
-        kept.push_back(files_[i]);
-        continue;
-      }
+    uint64_t since_files = 0, since_bytes = 0;
+    for (const size_t i : order) {
+      if (cancelled()) return failure("interrupted");
       if (::unlink(path_of(files_[i].id).c_str()) != 0)
         return failure("round {}: unlink {}: {}", round, path_of(files_[i].id), std::strerror(errno));
+      gone[i] = true;
       ++r_.deleted;
+      since_bytes += files_[i].size;
+      if (++since_files >= check_every_files || since_bytes >= check_every_bytes_) {
+        since_files = since_bytes = 0;
+        sync_fs(dir_);
+        if (usage(dir_).used <= target_) break;
+      }
     }
+    std::vector<file> kept;
+    for (size_t i = 0; i < files_.size(); ++i)
+      if (!gone[i]) kept.push_back(files_[i]);
     files_ = std::move(kept);
-    appending_ = true;
     sync_fs(dir_);
+    if (progress_)
+      progress_(fmt::format("age: churn {}/{}: pruned to {} files, {:.1f}% full", round, p_.churn,
+                            files_.size(), 100.0 * usage(dir_).used / usage(dir_).capacity));
     return {};
   }
 
@@ -211,8 +226,12 @@ class ager {
 
 // nftw has no user pointer.
 layout_stats* walking = nullptr;
-int walk_one(const char* path, const struct stat* st, int type, struct FTW*) {
-  if (type != FTW_F || !S_ISREG(st->st_mode) || st->st_size == 0) return 0;
+const char* walk_skipping = nullptr;
+int walk_one(const char* path, const struct stat* st, int type, struct FTW* at) {
+  if (type == FTW_D && at->level == 1 && walk_skipping &&
+      std::strcmp(path + at->base, walk_skipping) == 0)
+    return FTW_SKIP_SUBTREE;
+  if (type != FTW_F || !S_ISREG(st->st_mode) || st->st_size == 0) return FTW_CONTINUE;
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return 0;
   constexpr unsigned max_extents = 256;
@@ -369,11 +388,13 @@ void add_extents(layout_stats& s, const std::vector<std::pair<uint64_t, uint64_t
   if (blocks > 1) s.pairs += blocks - 1;
 }
 
-result<layout_stats> layout_of(const std::string& dir) {
+result<layout_stats> layout_of(const std::string& dir, const std::string& skip) {
   layout_stats s;
   walking = &s;
-  const int r = ::nftw(dir.c_str(), walk_one, 32, FTW_PHYS | FTW_MOUNT);
+  walk_skipping = skip.empty() ? nullptr : skip.c_str();
+  const int r = ::nftw(dir.c_str(), walk_one, 32, FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL);
   walking = nullptr;
+  walk_skipping = nullptr;
   if (r != 0) return failure("{}: {}", dir, std::strerror(errno));
   return s;
 }

@@ -3,9 +3,10 @@
 // fresh images overstate performance and can reorder file systems; Conway et al., FAST'17).
 //
 // A profile `fill=PCT[,churn=N][,sizes=DIST][,seed=S]`: files whose sizes follow DIST are
-// written beneath DIR/.fsrr-aged until the file system is PCT full; then N rounds each delete
-// a seeded quarter of them and write new ones (with appends to survivors in between) until it
-// is full to PCT again, so that free space fragments as it does under real use. What is
+// written beneath DIR/.fsrr-aged until the file system is PCT full; then N rounds each write
+// new ones (with appends to survivors in between) until it is nearly full — PCT plus 90% of
+// the rest, at most 97% — and delete seeded random files until it is PCT full again, so that
+// its free space lies in the holes pruning left, as a pruned backup target's does. What is
 // written follows from the profile and the seed alone (names, sizes, order, bytes); the
 // file system's own accounting decides only where the filling stops, at fixed steps, so the
 // same profile and seed on the same SPEC leave the same files.
@@ -73,8 +74,9 @@ struct layout_stats {
   double extents_per_file() const { return files ? double(extents) / double(files) : 0.0; }
   double extents_per_mib() const { return bytes ? extents / (bytes / 1048576.0) : 0.0; }
 };
-// Every regular file beneath `dir` (not crossing into other file systems).
-result<layout_stats> layout_of(const std::string& dir);
+// Every regular file beneath `dir` (not crossing into other file systems), but those beneath
+// `dir/skip` (compare: the aging's own files, beside the workload's).
+result<layout_stats> layout_of(const std::string& dir, const std::string& skip = "");
 // One file's extents in logical order, as (physical start, length) in bytes, added to `s`.
 void add_extents(layout_stats& s, const std::vector<std::pair<uint64_t, uint64_t>>& extents,
                  uint64_t block = 4096);

@@ -59,4 +59,10 @@ std::string tool_version(const std::string& program) {
   return r.output.substr(0, nl);
 }
 
+std::string last_line(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  const size_t nl = s.rfind('\n');
+  return nl == std::string::npos ? s : s.substr(nl + 1);
+}
+
 }  // namespace fsrr::lab

@@ -20,6 +20,9 @@ struct command_options {
 
 command_result run_command(const std::vector<std::string>& argv, const command_options& o = {});
 
+// The last non-empty line of a tool's output: where a failed mkfs, mount or cp says why.
+std::string last_line(std::string output);
+
 // The first line of a tool's version (`mkfs.xfs -V`), "" if it has none.
 std::string tool_version(const std::string& program);
 

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "aged_image.h"
 #include "clock.h"
 #include "end_state.h"
 #include "made_fs.h"
@@ -102,6 +103,8 @@ struct run_result {
   std::string device, mkfs, mount, tool;
   nlohmann::json copies = nlohmann::json::array();
   compare_cost cost;
+  std::optional<layout_stats> layout;  // of what the run left (block file systems)
+  free_space free;                     // after the run, from the unmounted image
 };
 
 // Time `f` takes, added to `into`.
@@ -145,10 +148,12 @@ class comparison {
     return c;
   }
 
-  result<run_result> run(const fs_spec& spec, const std::string& images) {
+  // One run on `spec`, made by mkfs or, given `aged`, a copy of that image.
+  result<run_result> run(const fs_spec& spec, const std::string& images,
+                         const std::string& aged = "") {
     run_result r;
     compare_cost& cost = r.cost;
-    result<std::unique_ptr<made_fs>> made = made_fs::make(spec, images, test_bytes_);
+    result<std::unique_ptr<made_fs>> made = made_fs::make(spec, images, test_bytes_, aged);
     if (!made) return failure(made.error());
     made_fs& test = **made;
     cost.make_ns += test.make_ns();
@@ -167,6 +172,7 @@ class comparison {
       replay_options ro;
       ro.target = test.path() + sub;
       FSRR_TRY(make_dirs(ro.target));
+      ro.force = !aged.empty();  // beside the aging's .fsrr-aged
       for (const std::string& from : where_.on_source) {
         const std::string to = source->path() + sub + from;
         FSRR_TRY(make_dirs(to));
@@ -215,6 +221,19 @@ class comparison {
       r.report = nlohmann::json::parse(report_json(out.report));
     }
     r.logical = logical_ * std::max(1u, o_.repeat);
+    if (!spec.existing() && spec.layers.front().kind != "tmpfs") {
+      // how what the run left lies on disk, and the free space around it (the aging's files
+      // are not the workload's)
+      FSRR_TRY(timed(cost.layout_ns, [&]() -> result<void> {
+        result<layout_stats> layout = layout_of(test.path(), ".fsrr-aged");
+        if (!layout) return failure(layout.error());
+        r.layout = *layout;
+        result<std::string> image = test.unmount();
+        if (!image) return failure(image.error());
+        r.free = free_space_of(spec.layers.front().kind, *image);
+        return {};
+      }));
+    }
     if (r.verified)
       source_ready_ = source != nullptr;
     else
@@ -264,14 +283,14 @@ class comparison {
 
   // Refuses, before anything is made, a compare whose images cannot fit where they would go:
   // one run's images at a time (sparse: what the replay writes, and metadata).
-  result<void> check_room(const std::string& images) {
+  result<void> check_room(const std::string& images, uint64_t aged_bytes) {
     bool on_disk = false;
     for (const fs_spec& f : o_.fs)
       on_disk = on_disk || (!f.existing() && f.layers.back().kind != "tmpfs");
     if (!on_disk) return {};
     const auto& sum = trace_.summary();
-    const uint64_t need =
-        (sum.tree.bytes + sum.bytes_written) * std::max(1u, o_.repeat) + (256ull << 20);
+    const uint64_t need = (sum.tree.bytes + sum.bytes_written) * std::max(1u, o_.repeat) +
+                          (256ull << 20) + aged_bytes;
     struct statvfs st;
     if (::statvfs(images.c_str(), &st) != 0) return {};
     const uint64_t free = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
@@ -282,6 +301,13 @@ class comparison {
           images, free / 1073741824.0, need / 1073741824.0);
     return {};
   }
+
+  // The size of the image a run on `l` gets: what its spec names, or what this trace needs.
+  uint64_t image_bytes(const fs_layer& l) const {
+    return l.size ? l.size : std::max(test_bytes_, min_image_bytes(l.kind));
+  }
+  // The room a run needs on the file system under test, at least.
+  uint64_t needs_on_test() const { return test_bytes_ / 2; }
 
   const placement& where() const { return where_; }
   trace_reader& trace() { return trace_; }
@@ -357,6 +383,16 @@ nlohmann::json row_of(const fs_spec& spec, const std::vector<run_result>& runs) 
                         {"timeline", typical.report.value("timeline", nlohmann::json::array())},
                         {"copies", typical.copies},
                         {"runs", all_runs}};
+  if (typical.layout) {
+    const layout_stats& l = *typical.layout;
+    row["layout"] = {{"score", l.score()},
+                     {"extents_per_file", l.extents_per_file()},
+                     {"extents_per_mib", l.extents_per_mib()},
+                     {"files", l.files},
+                     {"bytes", l.bytes}};
+    row["free_space_fragments"] =
+        typical.free.fragments < 0 ? nlohmann::json() : nlohmann::json(typical.free.fragments);
+  }
   // Timed: how late the typical run issued its ops, and the part its ops' own latencies on
   // this file system forced (a file system slower than the recording's falls behind its pace).
   for (const char* key : {"lateness_ns", "op_bound_lateness_ns"})
@@ -403,6 +439,8 @@ compare_cost& compare_cost::operator+=(const compare_cost& o) {
   sync_ns += o.sync_ns;
   verify_ns += o.verify_ns;
   unmake_ns += o.unmake_ns;
+  age_ns += o.age_ns;
+  layout_ns += o.layout_ns;
   return *this;
 }
 
@@ -437,33 +475,112 @@ result<compare_outcome> run_compare(const compare_options& o) {
   result<std::unique_ptr<comparison>> opened = comparison::open(o);
   if (!opened) return failure(opened.error());
   comparison& c = **opened;
-  FSRR_TRY(c.check_room(images));
+  // the rows: each file system fresh, or aged by each profile
+  const std::vector<age_profile> ages = o.ages.empty() ? std::vector<age_profile>{age_profile{}} : o.ages;
+  bool aging = false;
+  uint64_t aged_bytes = 0;  // room the aged images and their copies take where they go
+  for (const age_profile& p : ages) {
+    if (p.fill <= 0) continue;
+    aging = true;
+    for (const fs_spec& f : o.fs) {
+      if (f.existing() || f.layers.size() != 1 || f.layers[0].kind == "tmpfs")
+        return failure("--fs {}: --age ages an image of one block file system (ext4, xfs, "
+                       "btrfs...); compare it with --age none alone",
+                       f.name);
+      const uint64_t size = c.image_bytes(f.layers[0]);
+      const uint64_t left = static_cast<uint64_t>(size * (1 - p.fill));
+      if (left < c.needs_on_test())
+        return failure(
+            "--fs {} aged to {:.0f}% of its {:.1f} GiB leaves {:.1f} GiB, and this workload needs "
+            "about {:.1f} GiB there: give it a size (e.g. {}:size={}G)",
+            f.name, p.fill * 100, size / 1073741824.0, left / 1073741824.0,
+            c.needs_on_test() / 1073741824.0, f.layers[0].kind,
+            static_cast<uint64_t>(c.needs_on_test() / (1 - p.fill) / 1073741824.0) + 1);
+      aged_bytes = std::max(aged_bytes, 2 * static_cast<uint64_t>(size * p.fill));
+    }
+  }
+  FSRR_TRY(c.check_room(images, aged_bytes));
   compare_outcome out;
-  std::map<size_t, std::vector<run_result>> by_fs;
-  const size_t total = o.fs.size() * std::max(1u, o.runs);
+  // aged images: made once per file system and profile (or found in the cache), copied per run
+  const bool cache_off = o.age_cache == "off";
+  const std::string cache =
+      cache_off ? images : !o.age_cache.empty() ? o.age_cache
+                         : !o.images.empty()    ? images + "/aged"
+                                                : "/var/tmp/fsrr-aged";
+  struct made_here {  // aged images of --age-cache off: gone with the compare
+    std::vector<std::string> paths;
+    ~made_here() {
+      for (const auto& p : paths) ::unlink(p.c_str());
+    }
+  } uncached;
+  std::map<std::pair<size_t, size_t>, aged_image> aged;
+  for (size_t a = 0; a < ages.size(); ++a) {
+    if (ages[a].fill <= 0) continue;
+    for (size_t i = 0; i < o.fs.size(); ++i) {
+      FSRR_TRY(c.check_cancel());
+      const fs_layer& l = o.fs[i].layers[0];
+      const uint64_t size = c.image_bytes(l);
+      const uint64_t t0 = monotonic_ns();
+      std::string last;
+      const auto progress = [&](const std::string& line) { last = line; };
+      result<aged_image> img =
+          cache_off ? make_aged_image(l, size, ages[a], fmt::format("{}/aged-{}-{}.img", images, i, a),
+                                      o.cancel, progress)
+                    : cached_aged_image(l, size, ages[a], cache, o.cancel, progress);
+      if (!img) return failure(img.error(), fmt::format("--age {} on {}: ", ages[a].text, o.fs[i].name));
+      if (cache_off) uncached.paths.push_back(img->path);
+      if (!img->cached) out.cost.age_ns += monotonic_ns() - t0;
+      if (o.say)
+        o.say(fmt::format(
+            "age {} {}: {} files, {:.1f}% full, free space in {} pieces; {}", o.fs[i].name,
+            ages[a].text, img->aged.files, img->aged.fill * 100,
+            img->free.fragments < 0 ? std::string("?") : std::to_string(img->free.fragments),
+            img->cached ? fmt::format("from the cache, {}", img->path)
+            : cache_off ? fmt::format("made in {:.1f} s", (monotonic_ns() - t0) / 1e9)
+                        : fmt::format("made in {:.1f} s, kept as {}", (monotonic_ns() - t0) / 1e9,
+                                      img->path)));
+      aged.emplace(std::pair{i, a}, std::move(*img));
+    }
+  }
+  struct row_key {
+    size_t fs, age;
+  };
+  std::vector<row_key> keys;
+  for (size_t i = 0; i < o.fs.size(); ++i)
+    for (size_t a = 0; a < ages.size(); ++a) keys.push_back({i, a});
+  const auto row_name = [&](const row_key& k) {
+    if (!aging && ages.size() == 1) return o.fs[k.fs].name;
+    return fmt::format("{} ({})", o.fs[k.fs].name,
+                       ages[k.age].fill <= 0 ? "fresh" : ages[k.age].text);
+  };
+  std::map<size_t, std::vector<run_result>> by_row;
+  const size_t total = keys.size() * std::max(1u, o.runs);
   size_t done = 0;
   for (unsigned round = 0; round < std::max(1u, o.runs); ++round) {
-    for (size_t i = 0; i < o.fs.size(); ++i) {
+    for (size_t k = 0; k < keys.size(); ++k) {
       FSRR_TRY(c.check_cancel());
       const uint64_t elapsed = monotonic_ns() - start;
       const std::string eta =
           done ? fmt::format(", eta {}", duration(elapsed / done * (total - done))) : "";
       if (o.say)
-        o.say(fmt::format("[{}/{}] {} (round {} of {}){}", done + 1, total, o.fs[i].name, round + 1,
-                          std::max(1u, o.runs), eta));
-      result<run_result> ran = c.run(o.fs[i], images);
+        o.say(fmt::format("[{}/{}] {} (round {} of {}){}", done + 1, total, row_name(keys[k]),
+                          round + 1, std::max(1u, o.runs), eta));
+      const auto from = aged.find({keys[k].fs, keys[k].age});
+      result<run_result> ran =
+          c.run(o.fs[keys[k].fs], images, from == aged.end() ? "" : from->second.path);
       if (!ran) return failure(ran.error());
       run_result& r = *ran;
       if (o.say)
         o.say(
             fmt::format("  {:.1f} MiB/s, {:.0f} files/s, replay {:.3f} s, sync {:.3f} s, {} "
-                        "mismatches, {} differences, {}",
+                        "mismatches, {} differences, {}{}",
                         per_s(r.bytes, r.wall_ns) / 1048576.0, per_s(r.files, r.wall_ns),
                         r.wall_ns / 1e9, r.cost.sync_ns / 1e9, r.mismatches, r.differences,
-                        r.verified ? "verified" : "NOT VERIFIED"));
+                        r.verified ? "verified" : "NOT VERIFIED",
+                        r.layout ? fmt::format(", layout score {:.3f}", r.layout->score()) : ""));
       if (!r.verified || r.mismatches) out.status = 1;
       out.cost += r.cost;
-      by_fs[i].push_back(std::move(r));
+      by_row[k].push_back(std::move(r));
       ++done;
     }
   }
@@ -472,9 +589,16 @@ result<compare_outcome> run_compare(const compare_options& o) {
   const auto& on_test =
       c.where().on_source.empty() ? std::vector<std::string>{"/"} : c.where().on_test;
   nlohmann::json rows = nlohmann::json::array();
-  for (size_t i = 0; i < o.fs.size(); ++i) {
-    rows.push_back(row_of(o.fs[i], by_fs[i]));
-    rows.back()["placement"] = on_test;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    rows.push_back(row_of(o.fs[keys[k].fs], by_row[k]));
+    nlohmann::json& row = rows.back();
+    row["name"] = row_name(keys[k]);
+    row["placement"] = on_test;
+    row["age"] = ages[keys[k].age].fill <= 0 ? "none" : ages[keys[k].age].text;
+    if (const auto from = aged.find({keys[k].fs, keys[k].age}); from != aged.end()) {
+      row["aged"] = from->second.json();
+      row["aged"].erase("age");
+    }
   }
   const auto& h = c.trace().header();
   out.result = {{"trace", o.trace},
@@ -489,6 +613,12 @@ result<compare_outcome> run_compare(const compare_options& o) {
                   {"on_test", on_test},
                   {"source_fs", c.where().on_source.empty() ? "" : o.source_fs.name}}},
                 {"system", system_info()},
+                {"age", [&] {
+                   std::vector<std::string> texts;
+                   for (const age_profile& p : ages) texts.push_back(p.fill <= 0 ? "none" : p.text);
+                   return texts;
+                 }()},
+                {"age_cache", !aging ? "" : cache_off ? "off" : cache},
                 {"fs", rows}};
   if (!o.baseline.empty()) {
     const result<bool> slower = against_baseline(out.result, o.baseline);
@@ -503,7 +633,8 @@ result<compare_outcome> run_compare(const compare_options& o) {
       {"mkfs_mount", k.make_ns},  {"prepare", k.prepare_ns},
       {"drop_caches", k.drop_ns}, {"replay", k.replay_ns},
       {"sync", k.sync_ns},        {"verify", k.verify_ns},
-      {"unmount", k.unmake_ns},   {"compare", out.wall_ns - std::min(out.wall_ns, k.work_ns())}};
+      {"unmount", k.unmake_ns},   {"age", k.age_ns},
+      {"layout", k.layout_ns},    {"compare", out.wall_ns - std::min(out.wall_ns, k.work_ns())}};
   return out;
 }
 
@@ -516,21 +647,28 @@ std::string compare_table(const nlohmann::json& result) {
         syncs.push_back(op);
         break;
       }
-  std::string t =
-      fmt::format("{:<24}{:>10}{:>18}{:>11}{:>10}{:>10}{:>12}{:>8}{:>7}", "file system", "MiB/s",
-                  "(min-max)", "files/s", "wall s", "sync s", "space MiB", "mism.", "diff.");
+  size_t name_width = 24;
+  bool layout = false;  // the layout of what the replay left (block file systems)
+  for (const auto& r : result["fs"]) {
+    name_width = std::max(name_width, r["name"].get<std::string>().size() + 2);
+    layout = layout || r.contains("layout");
+  }
+  std::string t = fmt::format("{:<{}}{:>10}{:>18}{:>11}{:>10}{:>10}{:>12}{:>8}{:>7}",
+                              "file system", name_width, "MiB/s", "(min-max)", "files/s", "wall s",
+                              "sync s", "space MiB", "mism.", "diff.");
   for (const auto& op : syncs) t += fmt::format("{:>18}{:>9}", op + " p50 us", "p99 us");
   // a timed compare: how late each file system replayed, and how much of it its ops forced
   bool timed = false;
   for (const auto& r : result["fs"]) timed = timed || r.contains("lateness_ns");
   if (timed) t += fmt::format("{:>14}{:>11}", "late p99 ms", "ops alone");
+  if (layout) t += fmt::format("{:>8}{:>11}", "layout", "free pcs");
   t += "  verify\n";
   for (const auto& r : result["fs"]) {
     uint64_t diffs = 0;
     for (const auto& [op, n] : r["differences"].items()) diffs += n.get<uint64_t>();
     t += fmt::format(
-        "{:<24}{:>10.1f}{:>18}{:>11.0f}{:>10.3f}{:>10.3f}{:>12.1f}{:>8}{:>7}",
-        r["name"].get<std::string>(), r["mib_per_s"]["median"].get<double>(),
+        "{:<{}}{:>10.1f}{:>18}{:>11.0f}{:>10.3f}{:>10.3f}{:>12.1f}{:>8}{:>7}",
+        r["name"].get<std::string>(), name_width, r["mib_per_s"]["median"].get<double>(),
         fmt::format("({:.1f}-{:.1f})", r["mib_per_s"]["min"].get<double>(),
                     r["mib_per_s"]["max"].get<double>()),
         r["files_per_s"]["median"].get<double>(), r["wall_ns"]["median"].get<double>() / 1e9,
@@ -549,6 +687,13 @@ std::string compare_table(const nlohmann::json& result) {
                        r["op_bound_lateness_ns"].value("p99", 0.0) / 1e6);
     else if (timed)
       t += fmt::format("{:>14}{:>11}", "-", "-");
+    if (layout && r.contains("layout")) {
+      const auto& frag = r.value("free_space_fragments", nlohmann::json());
+      t += fmt::format("{:>8.3f}{:>11}", r["layout"].value("score", 0.0),
+                       frag.is_number() ? std::to_string(frag.get<int64_t>()) : "-");
+    } else if (layout) {
+      t += fmt::format("{:>8}{:>11}", "-", "-");
+    }
     t += fmt::format("  {}", r["verify"] ? "yes" : "NO");
     if (r.contains("baseline"))
       t += fmt::format("  {:+.1f}% vs baseline{}",

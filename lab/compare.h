@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "aging.h"
 #include "data_source.h"
 #include "fs_spec.h"
 #include "result.h"
@@ -32,6 +33,11 @@ struct compare_options {
   bool issue_all = false;    // replay's --issue-all
   bool realtime = false;     // replay's --realtime (timed modes; refused where not allowed)
   std::string baseline;      // an earlier compare.json
+  // Each file system as mkfs made it ("none") and/or aged by these profiles, a row each.
+  std::vector<age_profile> ages;
+  // Where aged images are kept for the next compare: "" for IMAGES/aged (--images given) or
+  // /var/tmp/fsrr-aged; "off" to age anew, in the images directory, and keep nothing.
+  std::string age_cache;
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(const std::string&)> say;  // progress, a line at a time
 };
@@ -45,10 +51,13 @@ struct compare_cost {
   uint64_t sync_ns = 0;    // syncfs after the replay
   uint64_t verify_ns = 0;  // the end state checked, space and logical bytes counted
   uint64_t unmake_ns = 0;  // unmount, loop device and image removed
+  uint64_t age_ns = 0;     // aged images made (not those found in the cache)
+  uint64_t layout_ns = 0;  // the layout of what the replay left, and the free space
   compare_cost& operator+=(const compare_cost& o);
   // What the file systems' own work took: all of the above.
   uint64_t work_ns() const {
-    return make_ns + prepare_ns + drop_ns + replay_ns + sync_ns + verify_ns + unmake_ns;
+    return make_ns + prepare_ns + drop_ns + replay_ns + sync_ns + verify_ns + unmake_ns + age_ns +
+           layout_ns;
   }
 };
 

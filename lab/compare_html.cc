@@ -301,6 +301,46 @@ void write_results(std::string& out, const json& rows) {
   out += "</tbody>\n</table>\n</section>\n";
 }
 
+// Where what the replay wrote lies on disk, and the age of the file system it went to: only
+// when a row measured it (block file systems).
+void write_layout(std::string& out, const json& rows) {
+  if (std::none_of(rows.begin(), rows.end(),
+                   [](const json& row) { return at(row, "layout").is_object(); }))
+    return;
+  out +=
+      "<section>\n<h2>Age and layout</h2>\n<p>The layout score (Conway et al., FAST'17) is the "
+      "share of the blocks of what the replay left, after each file's first, that follow the "
+      "block before them on disk: 1 is every file in one piece. Free-space pieces are counted by "
+      "the file system's own tool on the unmounted image (none for btrfs).</p>\n<table "
+      "id=\"layout\">\n<thead><tr><th>File system</th><th>Age</th>";
+  for (const char* title : {"Aged files", "Fill", "Free pieces<small>after aging</small>",
+                            "Layout score", "Extents per file", "Extents per MiB",
+                            "Free pieces<small>after the replay</small>"})
+    put(out, "<th class=\"num\">{}</th>", title);
+  out += "</tr></thead>\n<tbody>\n";
+  const auto count = [](const json& v) { return v.is_number() ? grouped(number(v)) : dash; };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const json& row = rows[i];
+    const json& aged = at(row, "aged");
+    const json& layout = at(row, "layout");
+    const json& age = at(row, "age");
+    put(out,
+        "<tr><td>{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+        swatch(i), escape(fs_name(row, i)),
+        age.is_string() && age != "none" ? "<code>" + escape(text(age)) + "</code>" : "fresh",
+        count(at(aged, "files")),
+        aged.is_object() ? fixed(number(at(aged, "fill")) * 100, 1) + " %" : dash,
+        count(at(aged, "free_space_fragments")),
+        layout.is_object() ? fixed(number(at(layout, "score")), 3) : dash,
+        layout.is_object() ? fixed(number(at(layout, "extents_per_file")), 2) : dash,
+        layout.is_object() ? fixed(number(at(layout, "extents_per_mib")), 2) : dash,
+        count(at(row, "free_space_fragments")));
+  }
+  out += "</tbody>\n</table>\n</section>\n";
+}
+
 // A chart: its canvas's Chart.js configuration and a table with the same numbers.
 struct chart {
   std::string id, title, note, aria, table;
@@ -371,6 +411,39 @@ chart throughput_chart(const json& rows, const std::vector<std::string>& names) 
           table,
           config,
           std::max(200, 44 * int(names.size()) + 70)};
+}
+
+// The layout score of what each row's replay left; only when fresh and aged rows are compared
+// (a fresh file system alone scores 1 and says little).
+std::optional<chart> layout_chart(const json& rows, const std::vector<std::string>& names) {
+  if (std::none_of(rows.begin(), rows.end(),
+                   [](const json& row) { return at(row, "aged").is_object(); }))
+    return std::nullopt;
+  json scores = json::array(), colours = json::array();
+  std::vector<std::vector<std::string>> cells;
+  std::string aria = "Bar chart of the layout score of what the replay left on each file system:";
+  for (size_t i = 0; i < names.size(); ++i) {
+    const double score = number(at(at(rows[i], "layout"), "score"));
+    scores.push_back(std::isnan(score) ? json() : json(score));
+    colours.push_back(colour(i));
+    cells.push_back({names[i], std::isnan(score) ? dash : fixed(score, 3)});
+    aria += fmt::format(" {} {}{}", names[i], cells[i][1], i + 1 < names.size() ? ";" : ".");
+  }
+  json config = {{"type", "bar"},
+                 {"data",
+                  {{"labels", names},
+                   {"datasets", {{{"label", "layout score"}, {"data", scores},
+                                  {"backgroundColor", colours}}}}}}};
+  config["options"] = {{"indexAxis", "y"}, {"plugins", {{"legend", {{"display", false}}}}}};
+  config["options"]["scales"]["x"] = axis("layout score");
+  config["options"]["scales"]["x"]["max"] = 1;
+  return chart{"chart-layout",
+               "Layout of what the replay wrote",
+               "The share of its blocks that follow their predecessor on disk: 1 is contiguous.",
+               aria,
+               data_table({"File system", "Layout score"}, cells),
+               config,
+               std::max(200, 44 * int(names.size()) + 70)};
 }
 
 // p50 and p99 side by side, for the ops with the most calls.
@@ -683,9 +756,11 @@ std::string compare_html(const nlohmann::json& compare, const std::string& chart
   out += "<main>\n";
   write_setup(out, compare, rows);
   write_results(out, rows);
+  write_layout(out, rows);
 
   std::vector<chart> charts;
   if (!rows.empty()) charts.push_back(throughput_chart(rows, names));
+  if (auto layout = layout_chart(rows, names)) charts.push_back(*layout);
   if (auto timeline = timeline_chart(rows, names)) charts.push_back(*timeline);
   for (chart& latency : latency_charts(rows, names)) charts.push_back(std::move(latency));
   if (auto copies = copies_chart(rows, names)) charts.push_back(*copies);

@@ -91,12 +91,6 @@ std::string op_name(const std::vector<op>& kinds, uint64_t seq) {
   return seq < kinds.size() ? std::string(name(kinds[seq])) : std::string("?");
 }
 
-std::string first_line(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  const size_t nl = s.rfind('\n');
-  return nl == std::string::npos ? s : s.substr(nl + 1);
-}
-
 // mount(8)'s generic options as mount(2) flags; the rest is the file system's own data.
 std::pair<unsigned long, std::string> mount_flags(const std::string& options) {
   struct generic {
@@ -151,7 +145,7 @@ class state_device {
   }
   result<void> attach(const std::string& image) {
     command_result r = run_command({"losetup", "--find", "--show", image});
-    if (r.status != 0) return failure("losetup {}: {}", image, first_line(r.output));
+    if (r.status != 0) return failure("losetup {}: {}", image, last_line(r.output));
     while (!r.output.empty() && r.output.back() == '\n') r.output.pop_back();
     loop_ = r.output;
     fd_ = ::open(loop_.c_str(), O_RDONLY | O_CLOEXEC);
@@ -219,7 +213,7 @@ class one_fs {
     if (l.kind == "ext4") l.mkfs_opts = "-E lazy_itable_init=0,lazy_journal_init=0 " + l.mkfs_opts;
     const auto argv = mkfs_argv(l, image);
     if (auto r = run_command(argv); r.status != 0)
-      return failure("{} failed: {}", argv[0], first_line(r.output));
+      return failure("{} failed: {}", argv[0], last_line(r.output));
     base_ = dir_ + "/base.img";
     FSRR_TRY(copy_sparse(image, base_));
     FSRR_TRY(mkdir_in("log"));
@@ -329,7 +323,7 @@ class one_fs {
         const command_result r = run_command(argv);
         if (r.status != 0)
           add(out, {"fsck_errors", points_[i - 1].seq, op_name(kinds, points_[i - 1].seq), "", "",
-                    "", first_line(r.output)});
+                    "", last_line(r.output)});
       }
       // The first state with a finding, as the power cut left it (before any recovery), for
       // whoever looks into it: mount it, or hand it to the file system's developers.
@@ -369,7 +363,7 @@ class one_fs {
         if (const auto argv = checker(layer_.kind, scratch); !argv.empty()) {
           const command_result r = run_command(argv);
           if (r.status != 0)
-            add(out, {"fsck_errors", last, op_name(kinds, last), "", "", "", first_line(r.output)});
+            add(out, {"fsck_errors", last, op_name(kinds, last), "", "", "", last_line(r.output)});
         }
         reorder_now_ = 0;
         if (!o_.keep.empty() && out.first_state.empty() && found_so_far() > found_before) {
@@ -407,13 +401,13 @@ class one_fs {
     argv.push_back(device);
     argv.push_back(at);
     const command_result r = run_command(argv);
-    if (r.status != 0) return failure("mount {}: {}", at, first_line(r.output));
+    if (r.status != 0) return failure("mount {}: {}", at, last_line(r.output));
     mounted_.push_back(at);
     return {};
   }
   result<void> unmount(const std::string& at) {
     const command_result r = run_command({"umount", at});
-    if (r.status != 0) return failure("umount {}: {}", at, first_line(r.output));
+    if (r.status != 0) return failure("umount {}: {}", at, last_line(r.output));
     std::erase(mounted_, at);
     return {};
   }

@@ -48,11 +48,7 @@ std::string cached_version(const std::string& program) {
 
 result<void> must(const command_result& r, const std::string& what) {
   if (r.status == 0) return {};
-  std::string out = r.output;
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  const size_t nl = out.rfind('\n');
-  return failure("{} failed ({}): {}", what, r.status,
-                 nl == std::string::npos ? out : out.substr(nl + 1));
+  return failure("{} failed ({}): {}", what, r.status, last_line(r.output));
 }
 
 bool empty_dir(const std::string& dir) {
@@ -90,6 +86,18 @@ result<void> make_image(const std::string& path, uint64_t size) {
   return {};
 }
 
+result<void> copy_image(const std::string& from, const std::string& to) {
+  struct stat st;
+  if (::lstat(to.c_str(), &st) == 0) return failure("{} exists: not copying an image over it", to);
+  const command_result r =
+      run_command({"cp", "--reflink=auto", "--sparse=always", "--", from, to});
+  if (r.status != 0) {
+    ::unlink(to.c_str());
+    return failure("copy of {}: {}", from, last_line(r.output));
+  }
+  return {};
+}
+
 std::vector<std::string> mkfs_argv(const fs_layer& l, const std::string& image) {
   std::vector<std::string> argv{"mkfs." + l.kind};
   if (l.kind.rfind("ext", 0) == 0)
@@ -107,7 +115,7 @@ uint64_t min_image_bytes(const std::string& kind) {
 }
 
 result<std::unique_ptr<made_fs>> made_fs::make(const fs_spec& spec, const std::string& images,
-                                               uint64_t size) {
+                                               uint64_t size, const std::string& from_image) {
   const uint64_t start = monotonic_ns();
   std::unique_ptr<made_fs> fs(new made_fs);
   if (spec.existing()) {
@@ -121,13 +129,17 @@ result<std::unique_ptr<made_fs>> made_fs::make(const fs_spec& spec, const std::s
     fs->path_ = spec.dir;
     fs->device_ = fmt::format("existing directory {}", spec.dir);
   } else {
-    FSRR_TRY(fs->make_layers(spec, images, size));  // on an error, fs undoes what it made
+    if (!from_image.empty() && (spec.layers.size() != 1 || spec.layers[0].kind == "tmpfs"))
+      return failure("--fs {}: only an image of one block file system starts from a made one",
+                     spec.name);
+    FSRR_TRY(fs->make_layers(spec, images, size, from_image));  // on an error, fs undoes what it made
   }
   fs->make_ns_ = monotonic_ns() - start;
   return fs;
 }
 
-result<void> made_fs::make_layers(const fs_spec& spec, const std::string& images, uint64_t size) {
+result<void> made_fs::make_layers(const fs_spec& spec, const std::string& images, uint64_t size,
+                                  const std::string& from_image) {
   // Outermost first: each inner image needs the room of what it holds.
   std::string where = images;
   const auto own = [&](const fs_layer& l) {
@@ -140,7 +152,7 @@ result<void> made_fs::make_layers(const fs_spec& spec, const std::string& images
       for (size_t k = 0; k < i; ++k) need += own(spec.layers[k]);
       bytes = std::max<uint64_t>(bytes, need + need / 8 + (64ull << 20));
     }
-    FSRR_TRY(make_layer(spec.layers[i], where, bytes, i == 0));
+    FSRR_TRY(make_layer(spec.layers[i], where, bytes, i == 0, i == 0 ? from_image : ""));
     where = made_.back().mount_point;
   }
   path_ = made_.back().mount_point;
@@ -158,7 +170,7 @@ uint64_t made_fs::unmake() {
 }
 
 result<void> made_fs::make_layer(const fs_layer& l, const std::string& where, uint64_t size,
-                                 bool measured) {
+                                 bool measured, const std::string& from_image) {
   // Listed before anything is made: tear_down undoes whatever part of it happened.
   static std::atomic<unsigned> made_so_far{0};
   const unsigned n = made_so_far++;
@@ -179,15 +191,21 @@ result<void> made_fs::make_layer(const fs_layer& l, const std::string& where, ui
     device = fmt::format("tmpfs, {} MiB", size >> 20);
   } else {
     made.image = fmt::format("{}/{}-{}.img", where, l.kind, n);
-    FSRR_TRY(make_image(made.image, size));
     const auto argv = mkfs_argv(l, made.image);
-    FSRR_TRY(must(run_command(argv), argv[0]));
     mkfs_line = joined(argv);
+    if (from_image.empty()) {
+      FSRR_TRY(make_image(made.image, size));
+      FSRR_TRY(must(run_command(argv), argv[0]));
+    } else {
+      FSRR_TRY(copy_image(from_image, made.image));
+      mkfs_line += fmt::format(", then aged (a copy of {})", from_image);
+    }
     mount_argv = {"mount", "-o", "loop" + (l.mount_opts.empty() ? "" : "," + l.mount_opts),
                   made.image, made.mount_point};
     device = fmt::format("loop image {}, {} MiB", made.image, size >> 20);
   }
   FSRR_TRY(must(run_command(mount_argv), "mount " + made.mount_point));
+  made.mounted = true;
   if (!measured) return {};
   device_ = device;
   if (made_.size() > 1) device_ += ", on " + made_.front().mount_point;  // a stack (seed 002)
@@ -203,12 +221,27 @@ void made_fs::tear_down() noexcept {
     return;
   }
   for (auto it = made_.rbegin(); it != made_.rend(); ++it) {
-    if (run_command({"umount", it->mount_point}).status != 0)
+    if (it->mounted && run_command({"umount", it->mount_point}).status != 0)
       run_command({"umount", "-l", it->mount_point});  // busy: detached now, gone when free
     if (!it->image.empty()) ::unlink(it->image.c_str());
     ::rmdir(it->mount_point.c_str());
   }
   made_.clear();
+}
+
+result<std::string> made_fs::unmount() {
+  std::string failed;
+  for (auto it = made_.rbegin(); it != made_.rend(); ++it) {
+    if (!it->mounted) continue;
+    it->mounted = false;
+    const command_result r = run_command({"umount", it->mount_point});
+    if (r.status != 0) {
+      run_command({"umount", "-l", it->mount_point});
+      if (failed.empty()) failed = it->mount_point;
+    }
+  }
+  if (!failed.empty()) return failure("umount {}: busy", failed);
+  return made_.empty() ? std::string() : made_.back().image;
 }
 
 uint64_t made_fs::used_bytes() const {

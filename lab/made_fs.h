@@ -18,10 +18,11 @@ class made_fs {
  public:
   // Makes `spec` below `images` (a directory fsrr made): the outermost layer's image (or
   // tmpfs) there, each inner one's image on the layer around it. `size`: bytes for a layer
-  // that names none, raised to what its kind needs at least. On an error, what was made of
-  // it is gone again.
+  // that names none, raised to what its kind needs at least. `from_image`: instead of mkfs, a
+  // copy of that image (an aged one, of this spec and size; one block layer). On an error,
+  // what was made of it is gone again.
   static result<std::unique_ptr<made_fs>> make(const fs_spec& spec, const std::string& images,
-                                               uint64_t size);
+                                               uint64_t size, const std::string& from_image = "");
   ~made_fs();  // innermost first: unmount, remove the image, remove the mount point
   made_fs(const made_fs&) = delete;
   made_fs& operator=(const made_fs&) = delete;
@@ -36,6 +37,11 @@ class made_fs {
   // Tears it down now (as the destructor would) and says how long that took.
   uint64_t unmake();
 
+  // Unmounted, innermost first, its images kept until teardown: the image of the file system
+  // under test, to be read by its own tools ("" for tmpfs and directories); an error if an
+  // unmount failed (then detached lazily).
+  result<std::string> unmount();
+
   // Bytes in use on it now (statfs), and its data written to disk (syncfs, timed).
   uint64_t used_bytes() const;
   uint64_t sync_ns() const;
@@ -44,11 +50,13 @@ class made_fs {
   struct layer {
     std::string mount_point;
     std::string image;  // "" for tmpfs
+    bool mounted = false;
   };
   made_fs() = default;
-  result<void> make_layers(const fs_spec& spec, const std::string& images, uint64_t size);
+  result<void> make_layers(const fs_spec& spec, const std::string& images, uint64_t size,
+                           const std::string& from_image);
   result<void> make_layer(const fs_layer& l, const std::string& where, uint64_t size,
-                          bool measured);
+                          bool measured, const std::string& from_image);
   void tear_down() noexcept;
 
   std::string path_, device_, mkfs_, mount_, tool_;
@@ -59,6 +67,10 @@ class made_fs {
 
 // A new sparse file of `size` bytes at `path` (never an existing one), for mkfs.
 result<void> make_image(const std::string& path, uint64_t size);
+
+// A copy of image `from` at `to`, which must not exist: a reflink where the file system
+// holding them has them, a sparse copy otherwise.
+result<void> copy_image(const std::string& from, const std::string& to);
 
 // The mkfs command for layer `l` on `image`: mkfs's own quiet and force flags, then the
 // user's options, then the image.

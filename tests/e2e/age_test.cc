@@ -2,6 +2,8 @@
 // from the same seed, with its free space in more pieces after churn.
 #include <sys/stat.h>
 
+#include <fstream>
+
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -93,4 +95,133 @@ TEST_CASE("age refuses what it cannot make, in one line, and leaves no image beh
   CHECK(refused(fmt::format("ext4 {} --age fill=50", work / "exists.img")).find("exists") !=
         std::string::npos);
   CHECK(::access((work / "exists.img").c_str(), F_OK) == 0);  // and left as it was
+}
+
+namespace {
+
+// A row of compare.json by name.
+const nlohmann::json& row_named(const nlohmann::json& result, const std::string& name) {
+  for (const auto& r : result["fs"])
+    if (r["name"] == name) return r;
+  FAIL("no row " << name);
+  static const nlohmann::json none;
+  return none;
+}
+
+}  // namespace
+
+TEST_CASE("compare --age none --age PROFILE: what a workload writes lies in more pieces on aged "
+          "ext4 and xfs than on fresh ones",
+          "[age][compare]") {
+  if (!can_record() || !require_root("compare --age")) return;
+  temp_dir work("/dev/shm");
+  // 2,000 files of 64 KiB to 1 MiB (log-uniform, 676 MB), each written in 256 KiB writes
+  {
+    std::ofstream py(work / "w.py");
+    py << "import os, random, sys\n"
+          "r = random.Random(7)\n"
+          "os.makedirs(sys.argv[1])\n"
+          "buf = b'x' * 262144\n"
+          "for i in range(2000):\n"
+          "    left = int(65536 * (16 ** r.random()))\n"
+          "    with open(f'{sys.argv[1]}/f{i:04}', 'wb') as f:\n"
+          "        while left:\n"
+          "            n = min(left, 262144); f.write(buf[:n]); left -= n\n";
+  }
+  REQUIRE(run(fmt::format("cd {0} && {1} record -o w.trace -- python3 w.py {0}/out >rec.log 2>&1 "
+                          "&& rm -rf out",
+                          work.path(), FSRR_BIN)) == 0);
+  const std::string profile = "fill=50,churn=1,sizes=maildir,seed=1";
+  const int status = run(fmt::format(
+      "{} compare {} --fs ext4:size=2G --fs xfs:size=2G --age none --age {} --runs 1 --images {} "
+      "-o {} >{} 2>{}",
+      FSRR_BIN, work / "w.trace", profile, work / "images", work / "out", work / "table.txt",
+      work / "log.txt"));
+  INFO(slurp(work / "log.txt") << slurp(work / "table.txt"));
+  REQUIRE(status == 0);
+  const auto result = nlohmann::json::parse(slurp(work / "out/compare.json"));
+  REQUIRE(result["fs"].size() == 4);
+  CHECK(result["age"] == nlohmann::json::array({"none", profile}));
+  CHECK(result["cost_ns"]["age"].get<uint64_t>() > 0);
+  for (const char* fs : {"ext4:size=2G", "xfs:size=2G"}) {
+    INFO(fs);
+    const auto& fresh = row_named(result, fmt::format("{} (fresh)", fs));
+    const auto& aged = row_named(result, fmt::format("{} ({})", fs, profile));
+    for (const auto* r : {&fresh, &aged}) {
+      CHECK((*r)["verify"] == true);
+      CHECK((*r)["mismatches"] == 0);
+      // the workload's 2,000 files and w.py beside them (prepared there), not the aging's
+      CHECK((*r)["layout"]["files"] == 2001);
+    }
+    CHECK(fresh["age"] == "none");
+    CHECK(!fresh.contains("aged"));
+    CHECK(aged["age"] == profile);
+    CHECK(aged["aged"]["cached"] == false);
+    CHECK(aged["aged"]["fill"].get<double>() == Approx(0.50).margin(0.02));
+    // fresh: every file in one piece; aged: the holes pruning left split them
+    CHECK(fresh["layout"]["score"].get<double>() > 0.995);
+    CHECK(aged["layout"]["score"].get<double>() < fresh["layout"]["score"].get<double>() - 0.01);
+    CHECK(aged["layout"]["extents_per_file"].get<double>() >
+          fresh["layout"]["extents_per_file"].get<double>());
+    CHECK(aged["free_space_fragments"].get<int64_t>() >
+          10 * fresh["free_space_fragments"].get<int64_t>());
+  }
+  const std::string table = slurp(work / "table.txt");
+  CHECK(table.find("layout") != std::string::npos);
+  CHECK(table.find("xfs:size=2G (" + profile + ")") != std::string::npos);
+  // what stays: the cache's two images and their records, nothing mounted
+  CHECK(left_behind(work.path()).empty());
+  CHECK(run(fmt::format("test $(ls {} | wc -l) = 4", work / "images/aged")) == 0);
+}
+
+TEST_CASE("compare --age: the aged image is made once, found in the cache the next time, made "
+          "anew when the profile changes, and not kept with --age-cache off",
+          "[age][compare]") {
+  if (!can_record() || !require_root("compare --age")) return;
+  temp_dir work("/dev/shm");
+  REQUIRE(run(fmt::format("cd {} && mkdir src && head -c 3000000 /dev/urandom >src/f && {} record "
+                          "-o t.trace -- cp -a src dst >rec.log 2>&1",
+                          work.path(), FSRR_BIN)) == 0);
+  const auto compare = [&](const std::string& profile, const std::string& cache,
+                           const std::string& name) {
+    const int status = run(fmt::format(
+        "{} compare {} --fs ext4:size=1G --age {} --age-cache {} --runs 2 --images {} -o {} "
+        ">/dev/null 2>{}",
+        FSRR_BIN, work / "t.trace", profile, cache, work / "images", work / name,
+        work / (name + ".log")));
+    INFO(slurp(work / (name + ".log")));
+    REQUIRE(status == 0);
+    return nlohmann::json::parse(slurp(work / (name + "/compare.json")));
+  };
+  const std::string cache = work / "cache";
+  const auto first = compare("fill=40,sizes=mixed,seed=1", cache, "a");
+  CHECK(first["fs"][0]["name"] == "ext4:size=1G (fill=40,sizes=mixed,seed=1)");
+  CHECK(first["fs"][0]["aged"]["cached"] == false);
+  CHECK(first["fs"][0]["verify"] == true);
+  CHECK(first["cost_ns"]["age"].get<uint64_t>() > 0);
+  const auto second = compare("fill=40,sizes=mixed,seed=1", cache, "b");
+  CHECK(second["fs"][0]["aged"]["cached"] == true);
+  CHECK(second["fs"][0]["aged"]["files"] == first["fs"][0]["aged"]["files"]);
+  CHECK(second["fs"][0]["aged"]["image"] == first["fs"][0]["aged"]["image"]);
+  CHECK(second["cost_ns"]["age"] == 0);
+  CHECK(second["fs"][0]["verify"] == true);  // both runs on copies: the cached one untouched
+  CHECK(slurp(work / "b.log").find("from the cache") != std::string::npos);
+  const auto other = compare("fill=40,sizes=mixed,seed=2", cache, "c");
+  CHECK(other["fs"][0]["aged"]["cached"] == false);
+  CHECK(other["fs"][0]["aged"]["image"] != first["fs"][0]["aged"]["image"]);
+  CHECK(run(fmt::format("test $(ls {}/*.img | wc -l) = 2", cache)) == 0);
+  // off: aged anew, and nothing kept
+  const auto off = compare("fill=40,sizes=mixed,seed=1", "off", "d");
+  CHECK(off["fs"][0]["aged"]["cached"] == false);
+  CHECK(off["age_cache"] == "off");
+  CHECK(run(fmt::format("test ! -e {0} || test -z \"$(ls -A {0})\"", work / "images")) == 0);
+  // refused in one line before anything is made: no room left for the workload, no image
+  const int refused = run(fmt::format(
+      "{} compare {} --fs tmpfs --age fill=40 --images {} -o {} >{} 2>&1; echo $? >>{}", FSRR_BIN,
+      work / "t.trace", work / "images2", work / "e", work / "e.log", work / "e.log"));
+  CHECK(refused == 0);
+  CHECK(slurp(work / "e.log") ==
+        "fsrr: --fs tmpfs: --age ages an image of one block file system (ext4, xfs, btrfs...); "
+        "compare it with --age none alone\n1\n");
+  CHECK(left_behind(work.path()).empty());
 }

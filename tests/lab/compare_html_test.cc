@@ -157,6 +157,33 @@ TEST_CASE("a row with a baseline shows its change and is flagged slower") {
              !Catch::Contains("vs baseline") && !Catch::Contains("class=\"slower\""));
 }
 
+TEST_CASE("fresh and aged rows: the age and layout table and the layout chart, with their numbers") {
+  json compare = sample();
+  CHECK_THAT(compare_html(compare, chart_stub),
+             !Catch::Contains("Age and layout") && !Catch::Contains("chart-layout"));
+  json& fresh = compare["fs"][0];
+  json aged = fresh;
+  aged["name"] = "ext4 (fill=50,churn=1)";
+  fresh["age"] = "none";
+  fresh["layout"] = {{"score", 1.0}, {"extents_per_file", 1.0}, {"extents_per_mib", 2.99}};
+  fresh["free_space_fragments"] = 46;
+  aged["age"] = "fill=50,churn=1";
+  aged["aged"] = {{"files", 47360}, {"fill", 0.498}, {"free_space_fragments", 23279}};
+  aged["layout"] = {{"score", 0.9234}, {"extents_per_file", 7.59}, {"extents_per_mib", 22.69}};
+  aged["free_space_fragments"] = 10457;
+  compare["fs"].push_back(aged);
+  const std::string page = compare_html(compare, chart_stub);
+  const std::string table = between(page, "<table id=\"layout\"", "</table>");
+  CHECK_THAT(table, Catch::Contains("<td>fresh</td>") &&
+                        Catch::Contains("<code>fill=50,churn=1</code>") &&
+                        Catch::Contains(">47,360<") && Catch::Contains(">49.8 %<") &&
+                        Catch::Contains(">23,279<") && Catch::Contains(">0.923<") &&
+                        Catch::Contains(">7.59<") && Catch::Contains(">10,457<") &&
+                        Catch::Contains(">46<"));
+  CHECK_THAT(between(page, "id=\"chart-layout\"", "</figure>"),
+             Catch::Contains("ext4 (fill=50,churn=1) 0.923"));
+}
+
 TEST_CASE("a compare from an older fsrr, with little more than names, still renders") {
   json compare = {{"fs", {{{"name", "ext4"}}, {{"kind", "xfs"}, {"mib_per_s", 12.5}}}}};
   std::string page;
