@@ -27,14 +27,16 @@ command add_age(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "age",
       "Make IMAGE, a file system of SPEC (as compare's), and age it: fill it to a share of its "
-      "capacity with files of a size distribution, then churn (delete a quarter, write anew, "
-      "append) N rounds, all from a seed; then measure its free-space fragments and the layout "
-      "of what aging wrote. Reuse it: mount it, or replay onto a copy");
+      "capacity with files of a size distribution, then churn N rounds (write new files and "
+      "append until nearly full, prune back), all from a seed; or replay a recorded workload N "
+      "times keeping the last K generations. Then measure its free-space fragments and the "
+      "layout of what aging wrote. Reuse it: mount it, or compare --age");
   sub->add_option("SPEC", o->spec, "File system (KIND[:mkfs=OPTS][:mount=OPTS][:size=SIZE])")
       ->required();
   sub->add_option("IMAGE", o->image, "Image file to create (refused if it exists)")->required();
   sub->add_option("--age", o->profile,
-                  "fill=PCT[,churn=N][,sizes=backup|home|maildir|mixed|trace:FILE][,seed=S]")
+                  "fill=PCT[,churn=N][,sizes=backup|home|maildir|mixed|trace:FILE][,seed=S] or "
+                  "replay=TRACE[,rounds=N][,keep=K][,seed=S]")
       ->required();
   sub->add_option("--json", o->json, "Write what was made and measured as JSON to this file");
   sub->add_flag("--quiet", o->quiet, "No progress lines");
@@ -46,7 +48,7 @@ command add_age(CLI::App& app) {
                                             "(ext4, xfs, btrfs...)",
                                             o->spec));
             if (::geteuid() != 0) throw trace_error("age needs root (it makes and mounts a file system)");
-            if (profile.fill <= 0) throw trace_error("--age none: nothing to age");
+            if (!profile.aged()) throw trace_error("--age none: nothing to age");
             const lab::fs_layer& l = spec.layers[0];
             const bool tty = ::isatty(2);
             std::function<void(const std::string&)> say;
@@ -61,12 +63,14 @@ command add_age(CLI::App& app) {
                 l, l.size ? l.size : lab::min_image_bytes(l.kind), profile, o->image,
                 &stop_on_signals(), say));
             if (!o->quiet && tty) fmt::print(stderr, "\n");
-            fmt::print("age: {} {}: {}: {} files, {:.1f} MiB, {:.1f}% full after {} churn "
-                       "rounds ({} written, {} deleted, {} appends) in {:.1f} s{}\n",
+            fmt::print("age: {} {}: {}: {} files, {:.1f} MiB, {:.1f}% full after {} ({} written, "
+                       "{} deleted, {} appends) in {:.1f} s{}\n",
                        o->spec, o->image, profile.text, a.aged.files, a.aged.bytes / 1048576.0,
-                       a.aged.fill * 100, profile.churn, a.aged.written, a.aged.deleted,
-                       a.aged.appends, a.aged.wall_ns / 1e9,
-                       a.aged.full_early ? " (full before the fill: no space or no inode left)" : "");
+                       a.aged.fill * 100,
+                       profile.replay.empty() ? fmt::format("{} churn rounds", profile.churn)
+                                              : fmt::format("{} replays", profile.rounds),
+                       a.aged.written, a.aged.deleted, a.aged.appends, a.aged.wall_ns / 1e9,
+                       a.aged.full_early ? " (full before the end: no space or no inode left)" : "");
             fmt::print("age: free space in {} pieces; the aged files' layout score {:.3f}, "
                        "{:.2f} extents per file, {:.2f} per MiB\n",
                        a.free.fragments < 0 ? std::string("(no tool for " + l.kind + ")")

@@ -174,12 +174,16 @@ constexpr int aging_model = 2;
 std::string aged_image_key(const fs_layer& l, uint64_t size, const age_profile& p) {
   utsname u{};
   ::uname(&u);
-  std::string sizes = p.sizes;
-  if (sizes.starts_with("trace:")) {  // the trace as it is now
+  const auto as_now = [](const std::string& file) {  // a trace as it is now
     struct stat st {};
-    ::stat(sizes.c_str() + 6, &st);
-    sizes += fmt::format("@{}:{}.{}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-  }
+    ::stat(file.c_str(), &st);
+    return fmt::format("@{}:{}.{}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+  };
+  std::string sizes = p.sizes;
+  if (sizes.starts_with("trace:")) sizes += as_now(sizes.substr(6));
+  if (!p.replay.empty())
+    sizes = fmt::format("replay={}{},rounds={},keep={}", p.replay, as_now(p.replay), p.rounds,
+                        p.keep);
   return fmt::format(
       "fsrr {} aging {}; kernel {}; {} ({}); mkfs={}; mount={}; size={}; "
       "fill={},churn={},sizes={},seed={}",

@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <random>
@@ -22,6 +23,7 @@
 
 #include "clock.h"
 #include "command.h"
+#include "replay.h"
 #include "trace_reader.h"
 
 namespace fsrr::lab {
@@ -78,7 +80,7 @@ class ager {
     check_every_bytes_ = std::min<uint64_t>(256ull << 20, u.capacity / 256);
     FSRR_TRY(fill("fill", target_));
     // each round nearly fills it, then prunes it back: holes where the pruned files were
-    const double high = std::min(0.97, p_.fill + 0.9 * (1 - p_.fill));
+    const double high = std::min(0.95, p_.fill + 0.9 * (1 - p_.fill));
     for (unsigned round = 1; round <= p_.churn && !r_.full_early; ++round) {
       appending_ = true;
       FSRR_TRY(fill(fmt::format("churn {}/{}", round, p_.churn),
@@ -133,7 +135,8 @@ class ager {
   // Full before it (no room, no inode): `final` says that is the fill, else just the top.
   result<void> fill(const std::string& phase, uint64_t target, bool final = true) {
     uint64_t since_files = 0, since_bytes = 0;
-    if (usage(dir_).used >= target) return {};
+    uint64_t used = usage(dir_).used;  // as of the last check
+    if (used >= target) return {};
     while (true) {
       if (cancelled()) return failure("interrupted");
       const uint64_t id = next_id_++;
@@ -148,6 +151,10 @@ class ager {
         }
       }
       const uint64_t size = sizes_.draw(rng_());
+      // Churn stops before a file that would not fit below its top, rather than meet ENOSPC:
+      // where that strikes depends on the moment (delayed allocation, reservations), and the
+      // same seed must write the same files.
+      if (!final && used + since_bytes + size > target) return {};
       auto wrote = write(path_of(id), size, true, id);
       if (!wrote) return tl::unexpected(wrote.error());
       if (!*wrote) {  // full before the target: what fits is the fill
@@ -170,6 +177,7 @@ class ager {
         since_files = since_bytes = 0;
         sync_fs(dir_);
         const fs_usage u = usage(dir_);
+        used = u.used;
         if (progress_)
           progress_(fmt::format("age: {}: {} files, {:.1f}% full of {:.1f}%", phase,
                                 files_.size(), 100.0 * u.used / u.capacity,
@@ -261,6 +269,88 @@ int walk_one(const char* path, const struct stat* st, int type, struct FTW* at) 
   return 0;
 }
 
+// Regular files and their bytes beneath `dir`.
+std::pair<uint64_t, uint64_t> files_beneath(const std::string& dir) {
+  uint64_t files = 0, bytes = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code e;
+    if (it->is_regular_file(e) && !it->is_symlink(e)) ++files, bytes += it->file_size(e);
+  }
+  return {files, bytes};
+}
+
+result<age_result> age_by_replay(const std::string& dir, const age_profile& p,
+                                 const std::atomic<bool>* cancel,
+                                 const std::function<void(const std::string&)>& progress) {
+  const uint64_t t0 = monotonic_ns();
+  const std::string root = dir + "/.fsrr-aged";
+  if (::mkdir(root.c_str(), 0755) != 0 && errno != EEXIST)
+    return failure("mkdir {}: {}", root, std::strerror(errno));
+  result<trace_reader> trace = trace_reader::open(p.replay);
+  if (!trace) return failure(trace.error(), fmt::format("replay={}: ", p.replay));
+  result<data_spec> data = data_spec::parse("random", 0, p.seed);
+  if (!data) return failure(data.error());
+  const data_source source(*data);
+  age_result r;
+  const auto gen = [&](unsigned n) { return fmt::format("{}/gen-{:04}", root, n); };
+  for (unsigned round = 1; round <= p.rounds; ++round) {
+    if (cancel && cancel->load()) return failure("interrupted");
+    replay_options ro;
+    ro.target = gen(round);
+    ro.timing = "afap";
+    ro.data = *data;
+    ro.cancel = cancel;
+    if (::mkdir(ro.target.c_str(), 0755) != 0)
+      return failure("mkdir {}: {}", ro.target, std::strerror(errno));
+    replay_setup setup;
+    setup.source = &source;
+    result<replay_job> job = replay_job::open(*trace, ro, std::move(setup));
+    if (!job) return failure(job.error(), fmt::format("replay={}: ", p.replay));
+    const fs_usage before = usage(dir);
+    bool full = false;
+    if (result<void> prepared = job->prepare(); !prepared) {
+      if (usage(dir).used + (64ull << 20) < before.capacity)  // not for want of room
+        return failure(prepared.error(), fmt::format("replay={}: ", p.replay));
+      full = true;
+    } else {
+      const replay_outcome out = job->run();
+      if (cancel && cancel->load()) return failure("interrupted");
+      for (const op_stats& st : out.report.replay.ops)
+        full = full || st.errnos.count(ENOSPC) || st.errnos.count(EDQUOT);
+    }
+    sync_fs(dir);
+    r.written += files_beneath(ro.target).first;
+    if (full) {  // a generation cut short by a full file system is not one to keep
+      const uint64_t cut = files_beneath(ro.target).first;
+      std::error_code ec;
+      std::filesystem::remove_all(ro.target, ec);
+      r.deleted += cut;
+      r.full_early = true;
+      break;
+    }
+    if (round > p.keep) {
+      const std::string old = gen(round - p.keep);
+      r.deleted += files_beneath(old).first;
+      std::error_code ec;
+      std::filesystem::remove_all(old, ec);
+      if (ec) return failure("{}: {}", old, ec.message());
+    }
+    if (progress) {
+      const fs_usage u = usage(dir);
+      progress(fmt::format("age: replay {}/{}: {:.1f}% full", round, p.rounds,
+                           100.0 * u.used / std::max<uint64_t>(1, u.capacity)));
+    }
+  }
+  sync_fs(dir);
+  std::tie(r.files, r.bytes) = files_beneath(root);
+  const fs_usage end = usage(dir);
+  r.fill = end.capacity ? double(end.used) / double(end.capacity) : 0;
+  r.wall_ns = monotonic_ns() - t0;
+  return r;
+}
+
 uint64_t bytes_of_unit(std::string_view s) {  // "64M", "4K", "1G"
   uint64_t n = 0;
   size_t i = 0;
@@ -275,7 +365,7 @@ result<age_profile> parse_age_profile(std::string_view text) {
   age_profile p;
   p.text = std::string(text);
   if (text == "none") return p;
-  bool filled = false;
+  bool filled = false, sized = false, churned = false, counted = false;
   for (std::string_view rest = text; !rest.empty();) {
     const size_t comma = rest.find(',');
     const std::string_view item = rest.substr(0, comma);
@@ -292,19 +382,38 @@ result<age_profile> parse_age_profile(std::string_view text) {
       const auto n = number(value);
       if (!n || *n > 100) return failure("--age {}: churn=N takes 0 to 100 rounds", text);
       p.churn = static_cast<unsigned>(*n);
+      churned = true;
     } else if (key == "sizes") {
       p.sizes = std::string(value);
+      sized = true;
       if (auto d = size_distribution::named(p.sizes); !d) return failure(d.error(), fmt::format("--age {}: ", text));
     } else if (key == "seed") {
       const auto n = number(value);
       if (!n) return failure("--age {}: seed=S takes a number", text);
       p.seed = *n;
+    } else if (key == "replay") {
+      p.replay = std::string(value);
+      struct stat st;
+      if (p.replay.empty() || ::stat(p.replay.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+        return failure("--age {}: replay=TRACE names no trace file", text);
+    } else if (key == "rounds" || key == "keep") {
+      const auto n = number(value);
+      if (!n || *n < 1 || *n > 10000) return failure("--age {}: {}=N takes 1 to 10000", text, key);
+      (key == "rounds" ? p.rounds : p.keep) = static_cast<unsigned>(*n);
+      counted = true;
     } else {
-      return failure("--age {}: none, or fill=PCT[,churn=N][,sizes=backup|home|maildir|mixed|trace:FILE][,seed=S]",
+      return failure("--age {}: none, fill=PCT[,churn=N][,sizes=backup|home|maildir|mixed|trace:FILE][,seed=S] "
+                     "or replay=TRACE[,rounds=N][,keep=K][,seed=S]",
                      text);
     }
   }
-  if (!filled) return failure("--age {}: fill=PCT is needed", text);
+  if (!p.replay.empty()) {
+    if (filled || churned || sized)
+      return failure("--age {}: replay=TRACE ages by replaying, without fill, churn or sizes", text);
+    return p;
+  }
+  if (counted) return failure("--age {}: rounds and keep go with replay=TRACE", text);
+  if (!filled) return failure("--age {}: fill=PCT (or replay=TRACE) is needed", text);
   return p;
 }
 
@@ -363,6 +472,7 @@ result<age_result> age(const std::string& dir, const age_profile& profile,
                        const std::function<void(const std::string&)>& progress) {
   auto sizes = size_distribution::named(profile.sizes);
   if (!sizes) return tl::unexpected(sizes.error());
+  if (!profile.replay.empty()) return age_by_replay(dir, profile, cancel, progress);
   if (profile.fill <= 0) return age_result{};
   ager a(dir, profile, std::move(*sizes), cancel, progress);
   return a.run();

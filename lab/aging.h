@@ -5,7 +5,7 @@
 // A profile `fill=PCT[,churn=N][,sizes=DIST][,seed=S]`: files whose sizes follow DIST are
 // written beneath DIR/.fsrr-aged until the file system is PCT full; then N rounds each write
 // new ones (with appends to survivors in between) until it is nearly full — PCT plus 90% of
-// the rest, at most 97% — and delete seeded random files until it is PCT full again, so that
+// the rest, at most 95% — and delete seeded random files until it is PCT full again, so that
 // its free space lies in the holes pruning left, as a pruned backup target's does. What is
 // written follows from the profile and the seed alone (names, sizes, order, bytes); the
 // file system's own accounting decides only where the filling stops, at fixed steps, so the
@@ -28,10 +28,16 @@ struct age_profile {
   unsigned churn = 0;      // rounds
   std::string sizes = "backup";  // backup | home | maildir | mixed | trace:FILE
   uint64_t seed = 0;
+  // Or a recorded workload replayed `rounds` times, each into a generation of its own,
+  // keeping the last `keep` (a backup rotation, as rsnapshot keeps one).
+  std::string replay;
+  unsigned rounds = 1, keep = 1;
   std::string text = "none";  // as given
+  bool aged() const { return fill > 0 || !replay.empty(); }
 };
 
-// "none", or fill=PCT[,churn=N][,sizes=DIST][,seed=S]; an error in one line.
+// "none", fill=PCT[,churn=N][,sizes=DIST][,seed=S], or replay=TRACE[,rounds=N][,keep=K][,seed=S];
+// an error in one line.
 result<age_profile> parse_age_profile(std::string_view text);
 
 // File sizes drawn from a named distribution; `trace:FILE` draws from the regular files of a
@@ -59,7 +65,9 @@ struct age_result {
   uint64_t wall_ns = 0;
 };
 
-// Ages the file system mounted at `dir`. `progress` gets a line now and then.
+// Ages the file system mounted at `dir`. `progress` gets a line now and then. A replay profile
+// replays with data seeded by the profile's seed, each generation in DIR/.fsrr-aged/gen-NNNN
+// (its initial tree and what the workload wrote there); running out of room ends it early.
 result<age_result> age(const std::string& dir, const age_profile& profile,
                        const std::atomic<bool>* cancel = nullptr,
                        const std::function<void(const std::string&)>& progress = {});

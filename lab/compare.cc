@@ -480,7 +480,7 @@ result<compare_outcome> run_compare(const compare_options& o) {
   bool aging = false;
   uint64_t aged_bytes = 0;  // room the aged images and their copies take where they go
   for (const age_profile& p : ages) {
-    if (p.fill <= 0) continue;
+    if (!p.aged()) continue;
     aging = true;
     for (const fs_spec& f : o.fs) {
       if (f.existing() || f.layers.size() != 1 || f.layers[0].kind == "tmpfs")
@@ -488,6 +488,10 @@ result<compare_outcome> run_compare(const compare_options& o) {
                        "btrfs...); compare it with --age none alone",
                        f.name);
       const uint64_t size = c.image_bytes(f.layers[0]);
+      if (p.fill <= 0) {  // replay=: how full it gets is the replays' to say
+        aged_bytes = std::max(aged_bytes, size);
+        continue;
+      }
       const uint64_t left = static_cast<uint64_t>(size * (1 - p.fill));
       if (left < c.needs_on_test())
         return failure(
@@ -515,7 +519,7 @@ result<compare_outcome> run_compare(const compare_options& o) {
   } uncached;
   std::map<std::pair<size_t, size_t>, aged_image> aged;
   for (size_t a = 0; a < ages.size(); ++a) {
-    if (ages[a].fill <= 0) continue;
+    if (!ages[a].aged()) continue;
     for (size_t i = 0; i < o.fs.size(); ++i) {
       FSRR_TRY(c.check_cancel());
       const fs_layer& l = o.fs[i].layers[0];
@@ -551,7 +555,7 @@ result<compare_outcome> run_compare(const compare_options& o) {
   const auto row_name = [&](const row_key& k) {
     if (!aging && ages.size() == 1) return o.fs[k.fs].name;
     return fmt::format("{} ({})", o.fs[k.fs].name,
-                       ages[k.age].fill <= 0 ? "fresh" : ages[k.age].text);
+                       !ages[k.age].aged() ? "fresh" : ages[k.age].text);
   };
   std::map<size_t, std::vector<run_result>> by_row;
   const size_t total = keys.size() * std::max(1u, o.runs);
@@ -594,7 +598,7 @@ result<compare_outcome> run_compare(const compare_options& o) {
     nlohmann::json& row = rows.back();
     row["name"] = row_name(keys[k]);
     row["placement"] = on_test;
-    row["age"] = ages[keys[k].age].fill <= 0 ? "none" : ages[keys[k].age].text;
+    row["age"] = !ages[keys[k].age].aged() ? "none" : ages[keys[k].age].text;
     if (const auto from = aged.find({keys[k].fs, keys[k].age}); from != aged.end()) {
       row["aged"] = from->second.json();
       row["aged"].erase("age");
@@ -615,7 +619,7 @@ result<compare_outcome> run_compare(const compare_options& o) {
                 {"system", system_info()},
                 {"age", [&] {
                    std::vector<std::string> texts;
-                   for (const age_profile& p : ages) texts.push_back(p.fill <= 0 ? "none" : p.text);
+                   for (const age_profile& p : ages) texts.push_back(p.aged() ? p.text : "none");
                    return texts;
                  }()},
                 {"age_cache", !aging ? "" : cache_off ? "off" : cache},

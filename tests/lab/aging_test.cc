@@ -16,12 +16,35 @@ TEST_CASE("age profiles: fill, churn, sizes and seed, anything else refused in o
   CHECK(p->seed == 9);
   CHECK(parse_age_profile("none")->fill == 0);
   CHECK(parse_age_profile("fill=50")->sizes == "backup");
-  CHECK(parse_age_profile("churn=2").error().message == "--age churn=2: fill=PCT is needed");
+  CHECK(parse_age_profile("churn=2").error().message ==
+        "--age churn=2: fill=PCT (or replay=TRACE) is needed");
   CHECK(parse_age_profile("fill=99").error().message == "--age fill=99: fill=PCT takes 1 to 98");
   CHECK(parse_age_profile("fill=50,sizes=huge").error().message ==
         "--age fill=50,sizes=huge: sizes=huge: backup, home, maildir, mixed or trace:FILE");
   CHECK(!parse_age_profile("fill=50,colour=blue"));
   CHECK(!parse_age_profile("fill=50,seed=x"));
+}
+
+TEST_CASE("age profiles: replay=TRACE with rounds and keep, alone") {
+  const std::string trace = std::string(SOURCE_DIR) + "/traces/seed000-rsync.trace";
+  const auto p = parse_age_profile("replay=" + trace + ",rounds=10,keep=3,seed=4");
+  REQUIRE(p);
+  CHECK(p->replay == trace);
+  CHECK(p->rounds == 10);
+  CHECK(p->keep == 3);
+  CHECK(p->seed == 4);
+  CHECK(p->fill == 0);
+  CHECK(p->aged());
+  CHECK(parse_age_profile("replay=" + trace)->rounds == 1);
+  CHECK(!parse_age_profile("none")->aged());
+  CHECK(parse_age_profile("replay=/nonexistent,rounds=2").error().message ==
+        "--age replay=/nonexistent,rounds=2: replay=TRACE names no trace file");
+  CHECK(parse_age_profile("fill=50,replay=" + trace).error().message ==
+        "--age fill=50,replay=" + trace + ": replay=TRACE ages by replaying, without fill, churn or sizes");
+  CHECK(parse_age_profile("fill=50,rounds=2").error().message ==
+        "--age fill=50,rounds=2: rounds and keep go with replay=TRACE");
+  CHECK(parse_age_profile("replay=" + trace + ",keep=0").error().message ==
+        "--age replay=" + trace + ",keep=0: keep=N takes 1 to 10000");
 }
 
 TEST_CASE("size distributions: the seed tree's four sizes in its proportions, others in their ranges") {
