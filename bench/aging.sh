@@ -9,6 +9,8 @@
 #    MiB/s, the layout score of what the replay wrote, the free space in pieces, fresh and
 #    aged, and the ranking of the three by median MiB/s, fresh and aged.
 # LOADS="idle busy" (default both) for part 2: busy runs two busy loops that take both cores.
+# KINDS="ext4 xfs btrfs" (default) the file systems; PARTS="1 2" (default) which parts run;
+# OUT the directory for the compare reports and logs (default a new one in /var/tmp).
 # Images in $IMAGES (default a new directory in /var/tmp: on disk, as a user's would be).
 # Run as root from the repository after scripts/setup.sh.
 set -euo pipefail
@@ -20,18 +22,25 @@ runs=${4:-3}
 read -r -a loads <<<"${LOADS:-idle busy}"
 fsrr=$PWD/build/cli/fsrr
 work=$(mktemp -d /dev/shm/fsrr-aging-bench.XXXXXX)
-images=${IMAGES:-$(mktemp -d /var/tmp/fsrr-aging-bench.XXXXXX)}
+own_images=
+[[ -z ${IMAGES:-} ]] && own_images=$(mktemp -d /var/tmp/fsrr-aging-bench.XXXXXX)
+images=${IMAGES:-$own_images}
+out=${OUT:-$(mktemp -d /var/tmp/fsrr-aging-out.XXXXXX)}
+read -r -a kinds <<<"${KINDS:-ext4 xfs btrfs}"
 busy=()
 stop_busy() {
   for p in "${busy[@]}"; do kill "$p" 2>/dev/null || true; done
   busy=()
 }
-trap 'stop_busy; rm -rf "$work" "$images"' EXIT
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); images of $size in $images"
+# the images directory only if made here; a user's IMAGES (and the cache in it) stays
+trap 'stop_busy; rm -rf "$work" ${own_images:+"$own_images"}' EXIT
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); images of $size in $images; reports in $out"
 
+parts=" ${PARTS:-1 2} "
+if [[ $parts == *" 1 "* ]]; then
 echo "== fsrr age, each file system, with and without churn"
 printf '%-6s %-40s %8s %7s %9s %10s %8s %9s\n' fs profile seconds fill% files free_parts layout ext/file
-for fs in ext4 xfs btrfs; do
+for fs in "${kinds[@]}"; do
   for p in "$profile" "$(sed -E 's/churn=[0-9]+/churn=0/' <<<"$profile")"; do
     "$fsrr" age "$fs:size=$size" "$images/a.img" --age "$p" --quiet --json "$work/a.json" >/dev/null
     python3 - "$work/a.json" "$fs" "$p" <<'PY'
@@ -44,6 +53,8 @@ PY
     rm -f "$images/a.img"
   done
 done
+fi
+[[ $parts == *" 2 "* ]] || exit 0
 
 echo "== the seed rsync at scale $scale, fresh and aged ($profile), $runs runs"
 bench/make_seed_tree.sh "$work/src" "$scale"
@@ -54,12 +65,16 @@ rm -rf "$work/src" "$work/dst"
 for load in "${loads[@]}"; do
   [[ $load == busy ]] && for _ in 1 2; do (while :; do :; done) & busy+=($!); done
   echo "-- $load (load average $(cut -d' ' -f1-3 /proc/loadavg))"
-  out=$work/out-$load
-  "$fsrr" compare "$work/rsync.trace" --fs "ext4:size=$size" --fs "xfs:size=$size" \
-    --fs "btrfs:size=$size" --age none --age "$profile" --runs "$runs" --images "$images/run" \
-    --age-cache "$images/cache" -o "$out" 2>"$work/compare-$load.log"
-  grep '^age \|^compare: [0-9]' "$work/compare-$load.log"
-  python3 - "$out/compare.json" <<'PY'
+  dir=$out/$load
+  fs_args=()
+  for fs in "${kinds[@]}"; do fs_args+=(--fs "$fs:size=$size"); done
+  status=0
+  "$fsrr" compare "$work/rsync.trace" "${fs_args[@]}" --age none --age "$profile" \
+    --runs "$runs" --images "$images/run" --age-cache "$images/cache" -o "$dir" \
+    2>"$dir.log" || status=$?
+  grep '^age \|^compare: [0-9]' "$dir.log"
+  [[ $status == 0 ]] || echo "compare exited $status (a row did not verify: see $dir.log)"
+  python3 - "$dir/compare.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 rank = {}

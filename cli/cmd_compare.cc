@@ -91,12 +91,13 @@ command add_compare(CLI::App& app) {
       ->check(CLI::ExistingFile);
   sub->add_option("--age", o->ages,
                   "Compare each file system aged by this profile, as fsrr age makes it: "
-                  "fill=PCT[,churn=N][,sizes=DIST][,seed=S]; none for mkfs fresh. Repeatable: "
+                  "fill=PCT[,churn=N][,sizes=DIST][,seed=S] or replay=TRACE[,rounds=N][,keep=K]; "
+                  "none for mkfs fresh. Repeatable: "
                   "--age none --age fill=70,churn=3 puts fresh and aged side by side")
       ->allow_extra_args(false);
   sub->add_option("--age-cache", o->c.age_cache,
                   "Where aged images are kept for the next compare (default: IMAGES/aged with "
-                  "--images, else /var/tmp/fsrr-aged); off: age anew and keep nothing");
+                  "--images, else /var/cache/fsrr/aged); off: age anew and keep nothing");
   sub->add_option("-o,--output", o->out, "Directory for compare.json and compare.html (made if missing)")
       ->capture_default_str();
   sub->add_flag("-f,--force", o->force, "Overwrite compare.json and compare.html in it");

@@ -1,7 +1,9 @@
 #include "aged_image.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -61,7 +63,8 @@ nlohmann::json layout_json(const layout_stats& s) {
           {"bytes", s.bytes}};
 }
 
-// The cache's record of an image, read back (every key with value(): the file may be anything).
+// The cache's record of an image, read back; a key of the wrong type throws (the caller takes
+// such a record for none).
 aged_image from_json(const nlohmann::json& j) {
   aged_image a;
   a.aged.files = j.value("files", uint64_t{0});
@@ -92,23 +95,73 @@ uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
+// Flushes a file's data to its disk: a whole image or record survives a power cut as whole.
+result<void> flush_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    return failure("{}: {}", path, std::strerror(err));
+  }
+  ::close(fd);
+  return {};
+}
+
+// `text` at `path`, whole or not at all: written to a new file beside it (never through a
+// symlink), flushed, renamed.
 result<void> write_whole(const std::string& path, const std::string& text) {
   const std::string part = fmt::format("{}.part-{}", path, ::getpid());
-  {
-    std::ofstream out(part, std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      ::unlink(part.c_str());
-      return failure("{}: cannot write it", path);
-    }
-  }
-  if (::rename(part.c_str(), path.c_str()) != 0) {
+  ::unlink(part.c_str());
+  const int fd = ::open(part.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return failure("{}: {}", part, std::strerror(errno));
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+                       ::fsync(fd) == 0;
+  ::close(fd);
+  if (!written || ::rename(part.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(part.c_str());
     return failure("{}: {}", path, std::strerror(err));
   }
   return {};
 }
+
+// The cache directory: made (0700) if missing; else it must be a directory of this user's
+// that no one else may write to, not a symlink — root mounts the images it finds there.
+result<void> private_dir(const std::string& dir) {
+  std::error_code ec;
+  const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return failure("--age-cache {}: {}", dir, std::strerror(errno));
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0) return failure("--age-cache {}: {}", dir, std::strerror(errno));
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022))
+    return failure("--age-cache {}: not a directory of this user's that only it may write to "
+                   "(owner {}, mode {:o}): refusing to mount images from it",
+                   dir, st.st_uid, st.st_mode & 07777);
+  return {};
+}
+
+// An exclusive lock on `path` (made if missing) for as long as this lives: one compare at a
+// time looks up, makes or replaces an aged image.
+class file_lock {
+ public:
+  static result<file_lock> take(const std::string& path) {
+    file_lock l;
+    l.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (l.fd_ < 0) return failure("{}: {}", path, std::strerror(errno));
+    if (::flock(l.fd_, LOCK_EX) != 0) return failure("lock {}: {}", path, std::strerror(errno));
+    return l;
+  }
+  file_lock() = default;
+  file_lock(file_lock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  ~file_lock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+ private:
+  int fd_ = -1;
+};
 
 }  // namespace
 
@@ -159,6 +212,9 @@ result<aged_image> make_aged_image(const fs_layer& l, uint64_t size, const age_p
     result<layout_stats> layout = layout_of(m.dir() + "/.fsrr-aged");
     if (!layout) return failure(layout.error());
     a.layout = *layout;
+    // the blocks aging freed handed back to the image's own file system (the loop device
+    // punches holes): the image takes the room of what it holds, not of all aging wrote
+    run_command({"fstrim", m.dir()}, {.keep_output = false});
     FSRR_TRY(m.unmount());
   }
   // read from the unmounted image: mounted, its bitmaps on disk may be behind
@@ -174,10 +230,13 @@ constexpr int aging_model = 2;
 std::string aged_image_key(const fs_layer& l, uint64_t size, const age_profile& p) {
   utsname u{};
   ::uname(&u);
-  const auto as_now = [](const std::string& file) {  // a trace as it is now
+  const auto as_now = [](const std::string& file) {  // a trace as it is now, and which one
     struct stat st {};
     ::stat(file.c_str(), &st);
-    return fmt::format("@{}:{}.{}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    std::error_code ec;
+    const auto real = std::filesystem::canonical(file, ec);
+    return fmt::format("@{}:{}:{}:{}:{}.{}", ec ? file : real.string(), st.st_dev, st.st_ino,
+                       st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
   };
   std::string sizes = p.sizes;
   if (sizes.starts_with("trace:")) sizes += as_now(sizes.substr(6));
@@ -194,36 +253,53 @@ std::string aged_image_key(const fs_layer& l, uint64_t size, const age_profile& 
 result<aged_image> cached_aged_image(const fs_layer& l, uint64_t size, const age_profile& profile,
                                      const std::string& cache_dir, const std::atomic<bool>* cancel,
                                      const std::function<void(const std::string&)>& progress) {
-  std::error_code ec;
-  std::filesystem::create_directories(cache_dir, ec);
-  if (ec) return failure("--age-cache {}: {}", cache_dir, ec.message());
+  FSRR_TRY(private_dir(cache_dir));
   const std::string key = aged_image_key(l, size, profile);
   const std::string stem = fmt::format("{}/aged-{}-{:016x}", cache_dir, l.kind, fnv1a(key));
   const std::string image = stem + ".img", record = stem + ".json";
+  result<file_lock> lock = file_lock::take(stem + ".lock");
+  if (!lock) return failure(lock.error());
   if (std::ifstream in(record); in) {
     const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
     struct stat st {};
-    if (!j.is_discarded() && j.is_object() && j.value("key", "") == key &&
-        ::stat(image.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        static_cast<uint64_t>(st.st_size) == size) {
-      aged_image a = from_json(j);
-      a.path = image;
-      a.profile = profile;
-      a.cached = true;
-      return a;
+    try {
+      if (j.is_object() && j.value("key", "") == key && ::lstat(image.c_str(), &st) == 0 &&
+          S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == size) {
+        aged_image a = from_json(j);
+        a.path = image;
+        a.profile = profile;
+        a.cached = true;
+        return a;
+      }
+    } catch (const nlohmann::json::exception&) {  // a damaged record: made anew
     }
   }
-  // made beside it, and named so only when whole: a half-made image is never found
+  // Made beside it, and named so only when whole and on disk: a half-made image is never
+  // found. Parts an earlier compare left (killed) are this lock's to remove.
   ::unlink(record.c_str());
   ::unlink(image.c_str());
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(cache_dir, ec))
+    if (e.path().filename().string().starts_with(std::filesystem::path(image).filename().string() +
+                                                 ".part-"))
+      ::unlink(e.path().c_str());
+  // room for it where the cache is (the image is trimmed to what aging left)
+  const uint64_t need = (profile.fill > 0 ? static_cast<uint64_t>(size * profile.fill) : size) +
+                        (64ull << 20);
+  if (struct statvfs v {}; ::statvfs(cache_dir.c_str(), &v) == 0 &&
+                           uint64_t{v.f_bavail} * v.f_frsize < need)
+    return failure(
+        "--age-cache {} has {:.1f} GiB free; the aged image of {} ({}) takes about {:.1f} GiB "
+        "(--age-cache DIR puts them elsewhere)",
+        cache_dir, uint64_t{v.f_bavail} * v.f_frsize / 1073741824.0, l.kind, profile.text,
+        need / 1073741824.0);
   const std::string part = fmt::format("{}.part-{}", image, ::getpid());
-  ::unlink(part.c_str());
   result<aged_image> made = make_aged_image(l, size, profile, part, cancel, progress);
   if (!made) return made;
-  if (::rename(part.c_str(), image.c_str()) != 0) {
-    const int err = errno;
+  if (result<void> flushed = flush_file(part); !flushed || ::rename(part.c_str(), image.c_str()) != 0) {
+    const std::string why = flushed ? std::strerror(errno) : flushed.error().message;
     ::unlink(part.c_str());
-    return failure("{}: {}", image, std::strerror(err));
+    return failure("{}: {}", image, why);
   }
   made->path = image;
   nlohmann::json j = made->json();

@@ -78,13 +78,22 @@ class ager {
     target_ = static_cast<uint64_t>(p_.fill * static_cast<double>(u.capacity));
     // read the accounting each 0.4% of the capacity (or 256 MiB) written: within 2% of it
     check_every_bytes_ = std::min<uint64_t>(256ull << 20, u.capacity / 256);
+    // Each churn round nearly fills it, then prunes it back: holes where the pruned files
+    // were. Its top leaves room for the largest file past the last check (and an append), so
+    // that no round meets ENOSPC, whose moment is not the seed's to decide.
+    const double cap = static_cast<double>(u.capacity);
+    const double margin = static_cast<double>(sizes_.largest() + (64 << 10) + check_every_bytes_);
+    const double high = std::min({0.95, p_.fill + 0.9 * (1 - p_.fill), 0.97 - margin / cap});
+    if (p_.churn > 0 && high < p_.fill + 0.02)
+      return failure("churn={}: the {} sizes (up to {:.0f} MiB) leave no room above fill={:.0f} "
+                     "on {:.1f} GiB to churn in: a lower fill, smaller sizes or a larger image",
+                     p_.churn, p_.sizes, sizes_.largest() / 1048576.0, p_.fill * 100,
+                     cap / 1073741824.0);
     FSRR_TRY(fill("fill", target_));
-    // each round nearly fills it, then prunes it back: holes where the pruned files were
-    const double high = std::min(0.95, p_.fill + 0.9 * (1 - p_.fill));
     for (unsigned round = 1; round <= p_.churn && !r_.full_early; ++round) {
       appending_ = true;
       FSRR_TRY(fill(fmt::format("churn {}/{}", round, p_.churn),
-                    static_cast<uint64_t>(high * static_cast<double>(u.capacity)), false));
+                    static_cast<uint64_t>(high * cap), false));
       FSRR_TRY(prune(round));
     }
     sync_fs(dir_);
@@ -135,8 +144,7 @@ class ager {
   // Full before it (no room, no inode): `final` says that is the fill, else just the top.
   result<void> fill(const std::string& phase, uint64_t target, bool final = true) {
     uint64_t since_files = 0, since_bytes = 0;
-    uint64_t used = usage(dir_).used;  // as of the last check
-    if (used >= target) return {};
+    if (usage(dir_).used >= target) return {};
     while (true) {
       if (cancelled()) return failure("interrupted");
       const uint64_t id = next_id_++;
@@ -151,10 +159,6 @@ class ager {
         }
       }
       const uint64_t size = sizes_.draw(rng_());
-      // Churn stops before a file that would not fit below its top, rather than meet ENOSPC:
-      // where that strikes depends on the moment (delayed allocation, reservations), and the
-      // same seed must write the same files.
-      if (!final && used + since_bytes + size > target) return {};
       auto wrote = write(path_of(id), size, true, id);
       if (!wrote) return tl::unexpected(wrote.error());
       if (!*wrote) {  // full before the target: what fits is the fill
@@ -177,7 +181,6 @@ class ager {
         since_files = since_bytes = 0;
         sync_fs(dir_);
         const fs_usage u = usage(dir_);
-        used = u.used;
         if (progress_)
           progress_(fmt::format("age: {}: {} files, {:.1f}% full of {:.1f}%", phase,
                                 files_.size(), 100.0 * u.used / u.capacity,
@@ -192,7 +195,9 @@ class ager {
   result<void> prune(unsigned round) {
     std::vector<size_t> order(files_.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::shuffle(order.begin(), order.end(), rng_);
+    // an rng of its own per round: where the round before stopped does not move its choice
+    std::mt19937_64 choose(p_.seed ^ (0x9e3779b97f4a7c15ull * round));
+    std::shuffle(order.begin(), order.end(), choose);
     std::vector<bool> gone(files_.size(), false);
     uint64_t since_files = 0, since_bytes = 0;
     for (const size_t i : order) {
@@ -308,17 +313,29 @@ result<age_result> age_by_replay(const std::string& dir, const age_profile& p,
     setup.source = &source;
     result<replay_job> job = replay_job::open(*trace, ro, std::move(setup));
     if (!job) return failure(job.error(), fmt::format("replay={}: ", p.replay));
-    const fs_usage before = usage(dir);
+    // out of room or inodes: statvfs says so (data, metadata and inodes alike, as the
+    // kernel's ENOSPC does), whatever call met it first
+    const auto out_of_room = [&] {
+      struct statvfs v {};
+      if (::statvfs(dir.c_str(), &v) != 0) return false;
+      return uint64_t{v.f_bavail} * v.f_frsize < (64ull << 20) || v.f_favail < 64 ||
+             (v.f_files > 0 && v.f_ffree == 0);
+    };
     bool full = false;
     if (result<void> prepared = job->prepare(); !prepared) {
-      if (usage(dir).used + (64ull << 20) < before.capacity)  // not for want of room
-        return failure(prepared.error(), fmt::format("replay={}: ", p.replay));
+      if (!out_of_room()) return failure(prepared.error(), fmt::format("replay={}: ", p.replay));
       full = true;
     } else {
       const replay_outcome out = job->run();
       if (cancel && cancel->load()) return failure("interrupted");
+      uint64_t enospc = 0;
       for (const op_stats& st : out.report.replay.ops)
-        full = full || st.errnos.count(ENOSPC) || st.errnos.count(EDQUOT);
+        enospc += st.errnos.count(ENOSPC) ? st.errnos.at(ENOSPC) : 0;
+      // an ENOSPC the recording had too matches; one it did not is a full file system
+      full = (enospc > 0 && out.report.replay.mismatches > 0) || out_of_room();
+      if (!full && out.status != 0)
+        return failure("replay={}: generation {} stopped early: {}", p.replay, round,
+                       out.report.replay.stopped.empty() ? "prepare errors" : out.report.replay.stopped);
     }
     sync_fs(dir);
     r.written += files_beneath(ro.target).first;
@@ -414,6 +431,8 @@ result<age_profile> parse_age_profile(std::string_view text) {
   }
   if (counted) return failure("--age {}: rounds and keep go with replay=TRACE", text);
   if (!filled) return failure("--age {}: fill=PCT (or replay=TRACE) is needed", text);
+  if (p.churn > 0 && p.fill > 0.90)
+    return failure("--age {}: churn needs room above the fill: fill=PCT up to 90 with churn", text);
   return p;
 }
 
@@ -449,6 +468,13 @@ result<size_distribution> size_distribution::named(const std::string& name) {
   }
   d.buckets_.back().weight = 1.0;
   return d;
+}
+
+uint64_t size_distribution::largest() const {
+  if (!sizes_.empty()) return *std::max_element(sizes_.begin(), sizes_.end());
+  uint64_t most = 0;
+  for (const bucket& b : buckets_) most = std::max(most, b.high);
+  return most;
 }
 
 uint64_t size_distribution::draw(uint64_t random) const {

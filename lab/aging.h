@@ -46,6 +46,7 @@ class size_distribution {
  public:
   static result<size_distribution> named(const std::string& name);
   uint64_t draw(uint64_t random) const;  // a size for a uniform 64-bit random number
+  uint64_t largest() const;              // the largest size it may draw
 
  private:
   struct bucket {

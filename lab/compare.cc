@@ -71,6 +71,11 @@ std::string duration(uint64_t ns) {
   return s >= 60 ? fmt::format("{}m{:02}s", s / 60, s % 60) : fmt::format("{}s", s);
 }
 
+std::string gib_or_mib(uint64_t bytes) {
+  return bytes >= (1ull << 30) ? fmt::format("{:.1f} GiB", bytes / 1073741824.0)
+                               : fmt::format("{} MiB", bytes >> 20);
+}
+
 result<void> make_dirs(const std::string& p) {
   std::error_code ec;
   std::filesystem::create_directories(p, ec);
@@ -170,9 +175,8 @@ class comparison {
       FSRR_TRY(check_cancel());
       const std::string sub = o_.repeat > 1 ? fmt::format("/copy{:02}", copy) : "";
       replay_options ro;
-      ro.target = test.path() + sub;
+      ro.target = test.path() + replay_dir() + sub;
       FSRR_TRY(make_dirs(ro.target));
-      ro.force = !aged.empty();  // beside the aging's .fsrr-aged
       for (const std::string& from : where_.on_source) {
         const std::string to = source->path() + sub + from;
         FSRR_TRY(make_dirs(to));
@@ -221,11 +225,10 @@ class comparison {
       r.report = nlohmann::json::parse(report_json(out.report));
     }
     r.logical = logical_ * std::max(1u, o_.repeat);
-    if (!spec.existing() && spec.layers.front().kind != "tmpfs") {
-      // how what the run left lies on disk, and the free space around it (the aging's files
-      // are not the workload's)
+    if (!spec.existing() && spec.layers.size() == 1 && spec.layers.front().kind != "tmpfs") {
+      // how what the run left lies on disk, and the free space around it
       FSRR_TRY(timed(cost.layout_ns, [&]() -> result<void> {
-        result<layout_stats> layout = layout_of(test.path(), ".fsrr-aged");
+        result<layout_stats> layout = layout_of(test.path() + replay_dir());
         if (!layout) return failure(layout.error());
         r.layout = *layout;
         result<std::string> image = test.unmount();
@@ -300,6 +303,15 @@ class comparison {
           "DIR puts them elsewhere)",
           images, free / 1073741824.0, need / 1073741824.0);
     return {};
+  }
+
+  // Where the replays go on the file system under test: its root, or beside the aging's
+  // .fsrr-aged when any row is aged (fresh rows too, so that all replay alike) — a workload
+  // that lists its root must not find the aging there.
+  std::string replay_dir() const {
+    for (const age_profile& p : o_.ages)
+      if (p.aged()) return "/replay";
+    return "";
   }
 
   // The size of the image a run on `l` gets: what its spec names, or what this trace needs.
@@ -478,7 +490,11 @@ result<compare_outcome> run_compare(const compare_options& o) {
   // the rows: each file system fresh, or aged by each profile
   const std::vector<age_profile> ages = o.ages.empty() ? std::vector<age_profile>{age_profile{}} : o.ages;
   bool aging = false;
-  uint64_t aged_bytes = 0;  // room the aged images and their copies take where they go
+  const bool cache_off = o.age_cache == "off";
+  uint64_t aged_bytes = 0;  // room the aged images and their copies take in the images directory
+  for (size_t a = 0; a < ages.size(); ++a)
+    for (size_t b = 0; b < a; ++b)
+      if (ages[a].text == ages[b].text) return failure("--age {} is given twice", ages[a].text);
   for (const age_profile& p : ages) {
     if (!p.aged()) continue;
     aging = true;
@@ -488,29 +504,37 @@ result<compare_outcome> run_compare(const compare_options& o) {
                        "btrfs...); compare it with --age none alone",
                        f.name);
       const uint64_t size = c.image_bytes(f.layers[0]);
-      if (p.fill <= 0) {  // replay=: how full it gets is the replays' to say
-        aged_bytes = std::max(aged_bytes, size);
-        continue;
-      }
+      // a copy at a time (sparse, trimmed: what aging left); with the cache off, every aged
+      // image too. replay=: how full it gets is the replays' to say
+      const uint64_t image = p.fill > 0 ? static_cast<uint64_t>(size * p.fill) : size;
+      aged_bytes = cache_off ? aged_bytes + image : std::max(aged_bytes, image);
+      if (p.fill <= 0) continue;
       const uint64_t left = static_cast<uint64_t>(size * (1 - p.fill));
       if (left < c.needs_on_test())
         return failure(
-            "--fs {} aged to {:.0f}% of its {:.1f} GiB leaves {:.1f} GiB, and this workload needs "
-            "about {:.1f} GiB there: give it a size (e.g. {}:size={}G)",
-            f.name, p.fill * 100, size / 1073741824.0, left / 1073741824.0,
-            c.needs_on_test() / 1073741824.0, f.layers[0].kind,
+            "--fs {} aged to {:.0f}% of its {} leaves {}, and this workload needs about {} "
+            "there: give it a size (e.g. {}:size={}G)",
+            f.name, p.fill * 100, gib_or_mib(size), gib_or_mib(left),
+            gib_or_mib(c.needs_on_test()), f.layers[0].kind,
             static_cast<uint64_t>(c.needs_on_test() / (1 - p.fill) / 1073741824.0) + 1);
-      aged_bytes = std::max(aged_bytes, 2 * static_cast<uint64_t>(size * p.fill));
     }
+  }
+  if (cache_off && aged_bytes) {  // the largest copy beside the images
+    uint64_t largest = 0;
+    for (const age_profile& p : ages)
+      for (const fs_spec& f : o.fs)
+        if (p.aged())
+          largest = std::max(largest, p.fill > 0 ? static_cast<uint64_t>(c.image_bytes(f.layers[0]) * p.fill)
+                                                 : c.image_bytes(f.layers[0]));
+    aged_bytes += largest;
   }
   FSRR_TRY(c.check_room(images, aged_bytes));
   compare_outcome out;
   // aged images: made once per file system and profile (or found in the cache), copied per run
-  const bool cache_off = o.age_cache == "off";
   const std::string cache =
       cache_off ? images : !o.age_cache.empty() ? o.age_cache
                          : !o.images.empty()    ? images + "/aged"
-                                                : "/var/tmp/fsrr-aged";
+                                                : "/var/cache/fsrr/aged";
   struct made_here {  // aged images of --age-cache off: gone with the compare
     std::vector<std::string> paths;
     ~made_here() {
@@ -525,8 +549,8 @@ result<compare_outcome> run_compare(const compare_options& o) {
       const fs_layer& l = o.fs[i].layers[0];
       const uint64_t size = c.image_bytes(l);
       const uint64_t t0 = monotonic_ns();
-      std::string last;
-      const auto progress = [&](const std::string& line) { last = line; };
+      if (o.say) o.say(fmt::format("age {} {}: ...", o.fs[i].name, ages[a].text));
+      const std::function<void(const std::string&)> progress;  // a line per 256 files: too many
       result<aged_image> img =
           cache_off ? make_aged_image(l, size, ages[a], fmt::format("{}/aged-{}-{}.img", images, i, a),
                                       o.cancel, progress)
@@ -560,10 +584,11 @@ result<compare_outcome> run_compare(const compare_options& o) {
   std::map<size_t, std::vector<run_result>> by_row;
   const size_t total = keys.size() * std::max(1u, o.runs);
   size_t done = 0;
+  const uint64_t runs_start = monotonic_ns();  // the eta counts runs, not aging
   for (unsigned round = 0; round < std::max(1u, o.runs); ++round) {
     for (size_t k = 0; k < keys.size(); ++k) {
       FSRR_TRY(c.check_cancel());
-      const uint64_t elapsed = monotonic_ns() - start;
+      const uint64_t elapsed = monotonic_ns() - runs_start;
       const std::string eta =
           done ? fmt::format(", eta {}", duration(elapsed / done * (total - done))) : "";
       if (o.say)

@@ -36,7 +36,7 @@ struct compare_options {
   // Each file system as mkfs made it ("none") and/or aged by these profiles, a row each.
   std::vector<age_profile> ages;
   // Where aged images are kept for the next compare: "" for IMAGES/aged (--images given) or
-  // /var/tmp/fsrr-aged; "off" to age anew, in the images directory, and keep nothing.
+  // /var/cache/fsrr/aged; "off" to age anew, in the images directory, and keep nothing.
   std::string age_cache;
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(const std::string&)> say;  // progress, a line at a time

@@ -199,8 +199,15 @@ result<void> made_fs::make_layer(const fs_layer& l, const std::string& where, ui
     } else {
       FSRR_TRY(copy_image(from_image, made.image));
       mkfs_line += fmt::format(", then aged (a copy of {})", from_image);
+      // a UUID of its own: xfs refuses to mount two file systems with one (another compare
+      // on a copy of the same image)
+      if (l.kind == "xfs")
+        FSRR_TRY(must(run_command({"xfs_admin", "-U", "generate", made.image}), "xfs_admin -U"));
     }
-    mount_argv = {"mount", "-o", "loop" + (l.mount_opts.empty() ? "" : "," + l.mount_opts),
+    // a copy of an image from the cache: nothing on it may act as a device or set an id
+    mount_argv = {"mount", "-o",
+                  std::string(from_image.empty() ? "loop" : "loop,nosuid,nodev") +
+                      (l.mount_opts.empty() ? "" : "," + l.mount_opts),
                   made.image, made.mount_point};
     device = fmt::format("loop image {}, {} MiB", made.image, size >> 20);
   }

@@ -191,9 +191,11 @@ TEST_CASE("compare --age none --age PROFILE: what a workload writes lies in more
   const std::string table = slurp(work / "table.txt");
   CHECK(table.find("layout") != std::string::npos);
   CHECK(table.find("xfs:size=2G (" + profile + ")") != std::string::npos);
-  // what stays: the cache's two images and their records, nothing mounted
+  // what stays: the cache's two images, their records and locks, nothing mounted
   CHECK(left_behind(work.path()).empty());
-  CHECK(run(fmt::format("test $(ls {} | wc -l) = 4", work / "images/aged")) == 0);
+  CHECK(run(fmt::format("cd {} && test $(ls *.img | wc -l) = 2 && test $(ls *.json | wc -l) = 2 "
+                        "&& test $(ls | wc -l) = 6",
+                        work / "images/aged")) == 0);
 }
 
 TEST_CASE("compare --age: the aged image is made once, found in the cache the next time, made "
@@ -221,7 +223,15 @@ TEST_CASE("compare --age: the aged image is made once, found in the cache the ne
   CHECK(first["fs"][0]["aged"]["cached"] == false);
   CHECK(first["fs"][0]["verify"] == true);
   CHECK(first["cost_ns"]["age"].get<uint64_t>() > 0);
+  // the cached image as it was made: the runs replay on copies of it
+  const std::string image = first["fs"][0]["aged"]["image"];
+  const auto stamp = [&] {
+    REQUIRE(run(fmt::format("stat -c '%s %y' {} >{}", image, work / "stamp")) == 0);
+    return slurp(work / "stamp");
+  };
+  const std::string made = stamp();
   const auto second = compare("fill=40,sizes=mixed,seed=1", cache, "b");
+  CHECK(stamp() == made);
   CHECK(second["fs"][0]["aged"]["cached"] == true);
   CHECK(second["fs"][0]["aged"]["files"] == first["fs"][0]["aged"]["files"]);
   CHECK(second["fs"][0]["aged"]["image"] == first["fs"][0]["aged"]["image"]);
@@ -245,5 +255,21 @@ TEST_CASE("compare --age: the aged image is made once, found in the cache the ne
   CHECK(slurp(work / "e.log") ==
         "fsrr: --fs tmpfs: --age ages an image of one block file system (ext4, xfs, btrfs...); "
         "compare it with --age none alone\n1\n");
+  const auto refused_with = [&](const std::string& args) {
+    run(fmt::format("{} compare {} {} --images {} -o {} >{} 2>&1", FSRR_BIN, work / "t.trace",
+                    args, work / "images2", work / "e", work / "e.log"));
+    return slurp(work / "e.log");
+  };
+  // 1 GiB aged to 95% leaves 51 MiB; the workload needs what it reads and writes and 128 MiB
+  const std::string no_room = refused_with("--fs ext4:size=1G --age fill=95");
+  CHECK_THAT(no_room, Catch::StartsWith("fsrr: --fs ext4:size=1G aged to 95% of its 1.0 GiB "
+                                        "leaves 51 MiB, and this workload needs about 1") &&
+                          Catch::EndsWith(" MiB there: give it a size (e.g. ext4:size=3G)\n"));
+  CHECK(refused_with("--fs ext4 --age fill=40 --age none --age fill=40") ==
+        "fsrr: --age fill=40 is given twice\n");
+  CHECK(refused_with("--fs ext4 --age fill=95,churn=1") ==
+        "fsrr: --age fill=95,churn=1: churn needs room above the fill: fill=PCT up to 90 with "
+        "churn\n");
+  CHECK(run("test -e " + work / "images2") != 0);
   CHECK(left_behind(work.path()).empty());
 }
