@@ -26,6 +26,7 @@ own_images=
 [[ -z ${IMAGES:-} ]] && own_images=$(mktemp -d /var/tmp/fsrr-aging-bench.XXXXXX)
 images=${IMAGES:-$own_images}
 out=${OUT:-$(mktemp -d /var/tmp/fsrr-aging-out.XXXXXX)}
+mkdir -p "$out"
 read -r -a kinds <<<"${KINDS:-ext4 xfs btrfs}"
 busy=()
 stop_busy() {

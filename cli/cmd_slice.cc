@@ -10,6 +10,7 @@ namespace fsrr::cli {
 command add_slice(CLI::App& app) {
   struct opts {
     std::string file, out;
+    std::vector<std::string> pids, tids;
     transform::slice_options s;
     double from = 0, to = 0;
   };
@@ -24,14 +25,20 @@ command add_slice(CLI::App& app) {
   sub->add_option("-o,--output", o->out, "Trace file to create")->required();
   auto* from = sub->add_option("--from", o->from, "Start, in seconds of trace time (as dump shows)");
   auto* to = sub->add_option("--to", o->to, "End (not included), in seconds of trace time");
-  sub->add_option("--pid", o->s.pids, "Only these processes (as the trace shows them)")
+  sub->add_option("--pid", o->pids,
+                  "Only these processes (as the trace shows them); HOST:PID in a merged trace")
       ->allow_extra_args(false);
-  sub->add_option("--tid", o->s.tids, "Only these threads")->allow_extra_args(false);
+  sub->add_option("--tid", o->tids, "Only these threads; HOST:TID in a merged trace")
+      ->allow_extra_args(false);
   sub->add_option("--path", o->s.paths, "Only events on paths beneath this prefix")
       ->allow_extra_args(false);
   sub->add_flag("--force", o->s.force, "Overwrite the output file if it exists");
   return {sub, [o, from, to] {
             if (*from) o->s.from = o->from;
+            for (const auto& p : o->pids)
+              o->s.pids.push_back(or_throw(transform::parse_thread_pick(p, "--pid")));
+            for (const auto& t : o->tids)
+              o->s.tids.push_back(or_throw(transform::parse_thread_pick(t, "--tid")));
             if (*to) o->s.to = o->to;
             for (const auto& p : o->s.paths)
               if (p.empty() || p.front() != '/')

@@ -170,8 +170,9 @@ std::string describe(trace_reader& trace, const event& e) {
   } else {
     describe_args(trace, e, arg);
   }
-  return fmt::format("{}.{:06} [{}] {}({}) = {} <{}.{:06}>{}", e.ts / 1000000000,
-                     e.ts % 1000000000 / 1000, t.tid, name(e.kind), args, errno_text(e.result),
+  return fmt::format("{}.{:06} [{}{}] {}({}) = {} <{}.{:06}>{}", e.ts / 1000000000,
+                     e.ts % 1000000000 / 1000, host_prefix(trace.header(), t.host), t.tid,
+                     name(e.kind), args, errno_text(e.result),
                      e.dur / 1000000000, e.dur % 1000000000 / 1000, via_text(e));
 }
 

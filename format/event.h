@@ -198,6 +198,16 @@ struct header_info {
   std::vector<host_info> hosts;
 };
 
+// How reports name a process or thread of host `host`: HOST:PID, HOST:TID in a trace of several
+// hosts (whose pids repeat across hosts), the pid or tid alone in a trace of one.
+inline std::string host_name(const header_info& h, uint16_t host) {
+  return h.hosts.size() > 1 && host < h.hosts.size() ? h.hosts[host].name : std::string();
+}
+inline std::string host_prefix(const header_info& h, uint16_t host) {
+  const std::string n = host_name(h, host);
+  return n.empty() ? n : n + ":";
+}
+
 // Ops on pipes, sockets, ttys and the like: counted by kind, never replayed.
 enum class fd_kind : uint8_t { pipe = 0, socket = 1, tty = 2, other = 3, count };
 std::string_view name(fd_kind k);

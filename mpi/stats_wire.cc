@@ -27,7 +27,8 @@ std::vector<uint8_t> to_wire(const rank_result& r) {
   }
   json first = json::array();
   for (const mismatch& m : s.first_mismatches)
-    first.push_back({m.seq, m.tid, static_cast<size_t>(m.kind), m.path, m.recorded, m.replayed});
+    first.push_back(
+        {m.seq, m.tid, static_cast<size_t>(m.kind), m.path, m.recorded, m.replayed, m.host});
   json timeline = json::array();
   for (const timeline_slice& t : s.timeline)
     timeline.push_back({t.ops, t.bytes_read, t.bytes_written});
@@ -123,8 +124,8 @@ result<rank_result> from_wire(const std::vector<uint8_t>& bytes) {
     for (const json& m : j.at("first")) {
       const auto k = m.at(2).get<size_t>();
       if (k >= op_count) continue;
-      s.first_mismatches.push_back(
-          {m.at(0), m.at(1), static_cast<op>(k), m.at(3), m.at(4), m.at(5)});
+      s.first_mismatches.push_back({m.at(0), m.at(1), m.size() > 6 ? m.at(6).get<std::string>() : "",
+                                    static_cast<op>(k), m.at(3), m.at(4), m.at(5)});
     }
     s.timed = j.at("timed");
     s.backend = j.at("backend");

@@ -101,6 +101,7 @@ struct lane {
     uint64_t watchers = 0;  // other processes to tell when it is done (peers.h)
   };
   int32_t tid = 0;
+  std::string host;  // a merged trace's host of the thread, "" else (mismatch lines)
   thread_id id = no_id;
   lane_queue<queued> q;
   uint32_t done_seen = 0;  // dispatcher's last look at q.done

@@ -98,6 +98,7 @@ lane& dispatcher::lane_for(thread_id t) {
   if (!lanes_[t]) {
     lanes_[t] = std::make_unique<lane>();
     lanes_[t]->tid = reader_.thread(t).tid;
+    lanes_[t]->host = host_name(reader_.header(), reader_.thread(t).host);
     lanes_[t]->id = t;
     if (peers_ && !peers_->issues(t))
       lanes_[t]->remote = &peers_->remote_progress(t);
@@ -136,7 +137,7 @@ void dispatcher::lane_loop(lane& l, lane_queue<lane::queued>::cursor at) {
   // A real-time thread waiting for its CPU is moved to one running ordinary threads at once.
   const cpu_seat seat(rt.active() ? nullptr : &spread_);
   {
-    op_runner runner(shared_, l.stats, l.tid);
+    op_runner runner(shared_, l.stats, l.tid, l.host);
     if (::unshare(CLONE_FS) == 0) runner.own_working_directory();
     thread_schedule sched(clock_, rt.active());
     runner.acknowledge_to(&l.q.done);

@@ -10,7 +10,9 @@ namespace fsrr::engine_detail {
 // settled on it too unless a helper thread does that ahead.
 void dispatcher::run_single(trace_reader::event_stream& events, const event& first,
                             op_batches* ahead) {
-  op_runner runner(shared_, total_, reader_.thread_count() ? reader_.thread(first.thread).tid : 0);
+  const bool known = reader_.thread_count() > 0;
+  op_runner runner(shared_, total_, known ? reader_.thread(first.thread).tid : 0,
+                   known ? host_name(reader_.header(), reader_.thread(first.thread).host) : "");
   const own_working_directory cwd(runner);
   total_.threads = 1;
   // The settling helper stays SCHED_BATCH: it works batches ahead.

@@ -56,8 +56,8 @@ bool is_count_result(op k) {
   }
 }
 
-op_runner::op_runner(replay_shared& shared, replay_stats& stats, int32_t tid)
-    : s_(shared), stats_(stats), tid_(tid) {}
+op_runner::op_runner(replay_shared& shared, replay_stats& stats, int32_t tid, std::string host)
+    : s_(shared), stats_(stats), tid_(tid), host_(std::move(host)) {}
 
 op_runner::~op_runner() {
   drop_windows();
@@ -384,7 +384,7 @@ void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns)
   else
     where = fmt::format("fd {}", e.fd);
   if (stats_.first_mismatches.size() < s_.listed_mismatches)
-    stats_.first_mismatches.push_back({w.seq, tid_, e.kind, where, e.result, replayed});
+    stats_.first_mismatches.push_back({w.seq, tid_, host_, e.kind, where, e.result, replayed});
   if (replayed == -ENOSPC || replayed == -EDQUOT || replayed == -EIO)
     s_.request_stop(
         fmt::format("{} on the target: {} {}", strerrorname_np(-replayed), name(e.kind), where));

@@ -160,7 +160,8 @@ inline constexpr int64_t not_issued = INT64_MIN;
 
 class op_runner {
  public:
-  op_runner(replay_shared& shared, replay_stats& stats, int32_t tid);
+  // `host`: the thread's host in a trace of several, as mismatch lines name it ("" else).
+  op_runner(replay_shared& shared, replay_stats& stats, int32_t tid, std::string host = "");
   ~op_runner();
   op_runner(const op_runner&) = delete;
   op_runner& operator=(const op_runner&) = delete;
@@ -244,6 +245,7 @@ class op_runner {
   replay_shared& s_;
   replay_stats& stats_;
   int32_t tid_;
+  std::string host_;
   const latency_clock& ticks_ = latency_clock::get();
   struct cached_dir {
     path_id id = no_id;

@@ -236,13 +236,15 @@ std::string report_json(const replay_report& r) {
   j["differences"] = std::move(diff);
   j["differences_by_cause"] = std::move(causes);
   nlohmann::json first = nlohmann::json::array();
-  for (const mismatch& m : s.first_mismatches)
+  for (const mismatch& m : s.first_mismatches) {
     first.push_back({{"seq", m.seq},
                      {"tid", m.tid},
                      {"op", std::string(name(m.kind))},
                      {"path", m.path},
                      {"recorded", m.recorded},
                      {"replayed", m.replayed}});
+    if (!m.host.empty()) first.back()["host"] = m.host;
+  }
   j["first_mismatches"] = std::move(first);
   if (s.timed) {
     j["lateness_ns"] = quantiles(s.lateness);
@@ -485,8 +487,9 @@ std::string report_table(const replay_report& r) {
   }
   t += fmt::format("mismatches: {}\n", s.mismatches);
   for (const mismatch& m : s.first_mismatches)
-    t += fmt::format("  #{} tid {} {} {}: recorded {}, replayed {}\n", m.seq, m.tid, name(m.kind),
-                     m.path, result_text(m.recorded), result_text(m.replayed));
+    t += fmt::format("  #{} tid {}{} {} {}: recorded {}, replayed {}\n", m.seq,
+                     m.host.empty() ? "" : m.host + ":", m.tid, name(m.kind), m.path,
+                     result_text(m.recorded), result_text(m.replayed));
   if (!s.stopped.empty()) t += fmt::format("stopped early: {}\n", s.stopped);
   return t;
 }

@@ -77,6 +77,7 @@ struct op_stats {
 struct mismatch {
   uint64_t seq = 0;  // the event's position in the trace's time order
   int32_t tid = 0;   // recorded thread
+  std::string host;  // its host in a trace of several (then named HOST:TID), else ""
   op kind = op::read;
   std::string path;  // the file, or "fd N" when only an fd is known
   int64_t recorded = 0;

@@ -52,7 +52,12 @@ header_info merged_header(const std::vector<input>& in, int64_t start) {
                        xh.clock_realtime_ns, 0, xh.cpus});
     for (host_info& y : hosts) {
       y.offset_ns = x.clock.at(y.offset_ns);
-      if (named.insert(y.name).second) hostnames += (hostnames.empty() ? "" : ",") + y.name;
+      // Reports name a process HOST:PID, so each host's name is its own: a name met again
+      // (two recordings on one machine) becomes NAME#2, NAME#3...
+      const std::string base = y.name.empty() ? std::string("host") : y.name;
+      y.name = base;
+      for (unsigned n = 2; !named.insert(y.name).second; ++n) y.name = fmt::format("{}#{}", base, n);
+      hostnames += (hostnames.empty() ? "" : ",") + y.name;
       h.hosts.push_back(std::move(y));
     }
   }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 #include <unordered_map>
 
@@ -27,12 +28,64 @@ bool beneath(std::string_view path, const std::vector<std::string>& prefixes) {
   return false;
 }
 
+// Each pick names a host the trace has, and a plain one a pid (tid) of one host only.
+result<void> check_picks(trace_reader& in, const std::vector<thread_info>& threads,
+                         const std::vector<thread_pick>& picks, const char* option,
+                         int32_t thread_info::*id) {
+  const header_info& h = in.header();
+  for (const thread_pick& p : picks) {
+    if (!p.host.empty() && h.hosts.size() <= 1 && p.host != h.hostname)
+      return failure("{} {}: the trace is of one host, {}", option, p.text(), h.hostname);
+    if (!p.host.empty() && h.hosts.size() > 1 &&
+        std::none_of(h.hosts.begin(), h.hosts.end(), [&](const host_info& x) { return x.name == p.host; })) {
+      std::string names;
+      for (const host_info& x : h.hosts) names += (names.empty() ? "" : ", ") + x.name;
+      return failure("{} {}: the trace has no host {} (its hosts: {})", option, p.text(), p.host, names);
+    }
+    if (!p.host.empty() || h.hosts.size() <= 1) continue;
+    std::vector<std::string> on;
+    for (size_t t = 1; t < threads.size(); ++t)
+      if (threads[t].*id == p.id) {
+        const std::string name = host_name(h, threads[t].host);
+        if (std::find(on.begin(), on.end(), name) == on.end()) on.push_back(name);
+      }
+    if (on.size() > 1)
+      return failure("{} {} is a {} on hosts {} and {}{}: name one ({} {}:{})", option, p.id,
+                     option == std::string_view("--pid") ? "process" : "thread", on[0], on[1],
+                     on.size() > 2 ? " and more" : "", option, on[0], p.id);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string thread_pick::text() const {
+  return host.empty() ? std::to_string(id) : fmt::format("{}:{}", host, id);
+}
+
+result<thread_pick> parse_thread_pick(std::string_view text, std::string_view option) {
+  thread_pick p;
+  const size_t colon = text.rfind(':');
+  std::string_view number = text;
+  if (colon != std::string_view::npos) {
+    p.host = std::string(text.substr(0, colon));
+    number = text.substr(colon + 1);
+    if (p.host.empty()) return failure("{} {}: HOST:ID names a host before the colon", option, text);
+  }
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), p.id);
+  if (ec != std::errc() || end != number.data() + number.size() || p.id <= 0)
+    return failure("{} {}: a pid or tid (a positive number), or HOST:ID", option, text);
+  return p;
+}
+
+namespace {
+
 std::string described(const slice_options& o) {
   std::string d = "slice";
   if (o.from) d += fmt::format(" --from {}", *o.from);
   if (o.to) d += fmt::format(" --to {}", *o.to);
-  for (int32_t p : o.pids) d += fmt::format(" --pid {}", p);
-  for (int32_t t : o.tids) d += fmt::format(" --tid {}", t);
+  for (const thread_pick& p : o.pids) d += " --pid " + p.text();
+  for (const thread_pick& t : o.tids) d += " --tid " + t.text();
   for (const auto& p : o.paths) d += " --path " + p;
   return d;
 }
@@ -110,9 +163,15 @@ std::vector<bool> chosen(trace_reader& in, const std::vector<event>& list,
     chosen_fds.apply(e, fx);
     const thread_info& t = threads[e.thread];
     bool yes = true;
-    if (!o.pids.empty() || !o.tids.empty())
-      yes = std::count(o.pids.begin(), o.pids.end(), t.pid) ||
-            std::count(o.tids.begin(), o.tids.end(), t.tid);
+    if (!o.pids.empty() || !o.tids.empty()) {
+      const std::string host = host_name(in.header(), t.host);
+      const auto picked = [&](const std::vector<thread_pick>& picks, int32_t id) {
+        return std::any_of(picks.begin(), picks.end(), [&](const thread_pick& p) {
+          return p.id == id && (p.host.empty() || p.host == host);
+        });
+      };
+      yes = picked(o.pids, t.pid) || picked(o.tids, t.tid);
+    }
     if (yes && !o.paths.empty()) {
       const path_id h1 = fx.h1 ? chosen_fds.handle(fx.h1).path : no_id;
       const path_id h2 = fx.h2 ? chosen_fds.handle(fx.h2).path : no_id;
@@ -193,6 +252,8 @@ result<slice_result> slice(trace_reader& in, const std::string& out, const slice
   std::vector<thread_info> threads(in.thread_count() + 1);
   std::vector<uint32_t> table_at_start(threads.size(), 0);
   for (thread_id t = 1; t < threads.size(); ++t) threads[t] = in.thread(t);
+  FSRR_TRY(check_picks(in, threads, o.pids, "--pid", &thread_info::pid));
+  FSRR_TRY(check_picks(in, threads, o.tids, "--tid", &thread_info::tid));
   if (from) tables_at_start(fds, threads, table_at_start);
   std::vector<event> list;
   if (from) list = open_at_start(fds, window, table_at_start, from);

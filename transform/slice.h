@@ -11,15 +11,25 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trace_reader.h"
 
 namespace fsrr::transform {
 
+// A process or thread as reports name it: PID, or HOST:PID in a merged trace (pids repeat
+// across hosts).
+struct thread_pick {
+  std::string host;  // "" : any host, if only one has it
+  int32_t id = 0;
+  std::string text() const;
+};
+result<thread_pick> parse_thread_pick(std::string_view text, std::string_view option);
+
 struct slice_options {
   std::optional<double> from, to;  // seconds of trace time
-  std::vector<int32_t> pids, tids;  // as the trace shows them (dump's [tid], info's pids)
+  std::vector<thread_pick> pids, tids;  // as the trace shows them (dump's [tid], info's pids)
   std::vector<std::string> paths;   // prefixes of placed paths
   bool force = false;
 };

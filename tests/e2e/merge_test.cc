@@ -53,6 +53,14 @@ TEST_CASE("two recordings at once on one shared directory merge, replay with 0 m
         ia["bytes_written"].get<uint64_t>() + ib["bytes_written"].get<uint64_t>());
   CHECK(m["lost_events"] == 0);
   CHECK(m["derived"] == "merge of 2 traces");
+  // each host's name is its own (both recorded on this machine: NAME and NAME#2), and dump
+  // names a thread HOST:TID, as tids repeat across hosts
+  const std::string a_name = m["hosts"][0]["hostname"], b_name = m["hosts"][1]["hostname"];
+  CHECK(b_name == a_name + "#2");
+  REQUIRE(run(fmt::format("{} dump {} >{}", FSRR_BIN, h.merged, rec.work / "dump.txt")) == 0);
+  const std::string dump = slurp(rec.work / "dump.txt");
+  CHECK(dump.find(" [" + a_name + ":") != std::string::npos);
+  CHECK(dump.find(" [" + b_name + ":") != std::string::npos);
 
   temp_dir target("/dev/shm");
   const std::string report = rec.work / "report.json";

@@ -28,7 +28,7 @@ TEST_CASE("a rank's stats come back from the wire as they went, latencies and mi
   s.bytes_written = 4096;
   s.files = 1;
   s.mismatches = 1;
-  s.first_mismatches.push_back({17, 100, op::write, "/d/f", 10, -28});
+  s.first_mismatches.push_back({17, 100, "host-b", op::write, "/d/f", 10, -28});
   s.timed = true;
   s.lateness.record(50'000);
   s.op_bound_lateness.record(20'000);
@@ -64,6 +64,7 @@ TEST_CASE("a rank's stats come back from the wire as they went, latencies and mi
   CHECK(b.bytes_written == 4096);
   REQUIRE(b.first_mismatches.size() == 1);
   CHECK(b.first_mismatches[0].path == "/d/f");
+  CHECK(b.first_mismatches[0].host == "host-b");
   CHECK(b.first_mismatches[0].replayed == -28);
   CHECK(b.timed);
   CHECK(b.lateness.max() == 50'000);

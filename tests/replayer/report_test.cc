@@ -126,12 +126,16 @@ TEST_CASE("the table lists each replayed op and the first mismatches") {
   r.timing = "afap";
   r.replay.ops[static_cast<size_t>(op::openat)].count = 5;
   r.replay.mismatches = 1;
-  r.replay.first_mismatches.push_back({42, 1234, op::openat, "/dst/a", 3, -ENOENT});
+  r.replay.first_mismatches.push_back({42, 1234, "", op::openat, "/dst/a", 3, -ENOENT});
   r.replay.stopped = "ENOSPC on the target: write /dst/a";
   const std::string t = report_table(r);
   CHECK(t.find("openat") != std::string::npos);
   CHECK(t.find("#42 tid 1234 openat /dst/a: recorded 3, replayed ENOENT") != std::string::npos);
   CHECK(t.find("stopped early: ENOSPC on the target") != std::string::npos);
+  // a merged trace's thread is named with its host: tids repeat across hosts
+  r.replay.first_mismatches[0].host = "node2";
+  CHECK(report_table(r).find("#42 tid node2:1234 openat /dst/a") != std::string::npos);
+  CHECK(nlohmann::json::parse(report_json(r))["first_mismatches"][0]["host"] == "node2");
 }
 
 TEST_CASE("the summary's long lines break at 100 columns, whole parts on each") {
@@ -192,9 +196,9 @@ TEST_CASE("the summary's long lines break at 100 columns, whole parts on each") 
 
 TEST_CASE("merging replay stats keeps the earliest mismatches") {
   replay_stats a, b;
-  a.first_mismatches.push_back({10, 1, op::read, "/x", 1, 0});
-  b.first_mismatches.push_back({3, 2, op::read, "/y", 1, 0});
-  b.first_mismatches.push_back({20, 2, op::read, "/z", 1, 0});
+  a.first_mismatches.push_back({10, 1, "", op::read, "/x", 1, 0});
+  b.first_mismatches.push_back({3, 2, "", op::read, "/y", 1, 0});
+  b.first_mismatches.push_back({20, 2, "", op::read, "/z", 1, 0});
   a.merge(b, 2);
   REQUIRE(a.first_mismatches.size() == 2);
   CHECK(a.first_mismatches[0].seq == 3);

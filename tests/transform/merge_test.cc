@@ -10,6 +10,7 @@
 
 #include "anonymize.h"
 #include "merge.h"
+#include "slice.h"
 #include "temp_dir.h"
 #include "trace_builder.h"
 #include "trace_error.h"
@@ -571,4 +572,44 @@ TEST_CASE("each host's own /etc and /usr may differ: the first host's, counted",
   trace_reader r = or_throw(trace_reader::open(out));
   for (const tree_entry& e : r.tree())
     if (S_ISREG(e.mode)) CHECK(e.size == 100);
+}
+
+TEST_CASE("slice of a merged trace: HOST:PID picks one host's process, a pid two hosts share is "
+          "refused until named",
+          "[merge][slice]") {
+  merged m;
+  trace_reader r = or_throw(trace_reader::open(m.out));
+  const auto sliced = [&](std::vector<thread_pick> pids, const std::string& name) {
+    slice_options o;
+    o.pids = std::move(pids);
+    return slice(r, m.tmp / name, o);
+  };
+  // pid 100 is a process of alpha and of beta
+  const auto both = sliced({{"", 100}}, "both.trace");
+  REQUIRE(!both);
+  CHECK(both.error().message ==
+        "--pid 100 is a process on hosts alpha and beta: name one (--pid alpha:100)");
+  const auto none = sliced({{"gamma", 100}}, "none.trace");
+  REQUIRE(!none);
+  CHECK(none.error().message == "--pid gamma:100: the trace has no host gamma (its hosts: alpha, beta)");
+  const auto beta = sliced({{"beta", 100}}, "beta.trace");
+  REQUIRE(beta);
+  // beta's open, write and rename chosen; alpha's three come along because beta needs them
+  // (its append follows alpha's 10 bytes, its rename moves the file alpha made)
+  CHECK(beta->chosen == 3);
+  CHECK(beta->events == 6);
+  const auto alpha = sliced({{"alpha", 100}}, "alpha.trace");
+  REQUIRE(alpha);
+  CHECK(alpha->chosen == 3);
+  CHECK(alpha->events == 3);  // alpha needs nothing of beta's
+  trace_reader a = or_throw(trace_reader::open(m.tmp / "alpha.trace"));
+  for (const event& e : events_of(a)) CHECK(a.thread(e.thread).host == 0);
+
+  CHECK(parse_thread_pick("node-2:4711", "--pid")->host == "node-2");
+  CHECK(parse_thread_pick("node-2:4711", "--pid")->id == 4711);
+  CHECK(parse_thread_pick("4711", "--tid")->host.empty());
+  CHECK(parse_thread_pick(":4711", "--pid").error().message ==
+        "--pid :4711: HOST:ID names a host before the colon");
+  CHECK(parse_thread_pick("a:b", "--tid").error().message ==
+        "--tid a:b: a pid or tid (a positive number), or HOST:ID");
 }
