@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -235,7 +236,21 @@ result<void> place_inputs(std::vector<input>& in) {
       return failure("merge: the traces hold more fd tables than one trace can");
     fd_base += x.max_fd_table;
   }
-
+  // The output's devices, before anything is written: each input's (host, device) pairs are
+  // its own (its hosts are), and a reader keeps a file's device as a 16-bit index.
+  uint64_t devices = 0;
+  for (input& x : in) {
+    std::set<std::pair<uint16_t, uint64_t>> seen;
+    for (size_t f = 1; f <= x.r->file_count(); ++f) {
+      const file_info fi = x.r->file(static_cast<file_id>(f));
+      seen.emplace(fi.host, fi.dev);
+    }
+    devices += seen.size();
+  }
+  if (devices > 0xffff)
+    return failure("merge: the traces name {} devices in all; a trace holds at most 65,535 (merge "
+                   "fewer at a time, or slice each to the paths that matter first)",
+                   devices);
   return {};
 }
 

@@ -613,3 +613,28 @@ TEST_CASE("slice of a merged trace: HOST:PID picks one host's process, a pid two
   CHECK(parse_thread_pick("a:b", "--tid").error().message ==
         "--tid a:b: a pid or tid (a positive number), or HOST:ID");
 }
+
+TEST_CASE("merge refuses, before it writes, a result with more devices than a reader keeps",
+          "[merge]") {
+  // each trace names 40,000 devices (a file on each); two hosts' are 80,000 pairs in all
+  test::temp_dir tmp;
+  const auto write = [&](const std::string& path, const std::string& name, int64_t real) {
+    test::trace_builder b(path, host(name, 5'000'000'000, real));
+    const thread_id t = b.thread(100, 100, 1);
+    for (uint64_t d = 1; d <= 40'000; ++d) (void)b.writer().intern_file({d, 7, 0, S_IFREG});
+    event& o = b.at(t, 1'000'000, op::openat, 3);
+    o.path = b.path("/x"), o.file = b.file(7), o.flags = O_RDONLY;
+    b.finish();
+  };
+  write(tmp / "a.trace", "alpha", epoch);
+  write(tmp / "b.trace", "beta", epoch + 1000);
+  trace_reader ra = or_throw(trace_reader::open(tmp / "a.trace"));
+  trace_reader rb = or_throw(trace_reader::open(tmp / "b.trace"));
+  const auto r = merge({&ra, &rb}, {tmp / "a.trace", tmp / "b.trace"}, tmp / "ab.trace", {});
+  REQUIRE(!r);
+  CHECK(r.error().message ==
+        "merge: the traces name 80000 devices in all; a trace holds at most 65,535 (merge fewer "
+        "at a time, or slice each to the paths that matter first)");
+  struct stat st;
+  CHECK(::stat((tmp / "ab.trace").c_str(), &st) != 0);  // nothing written
+}
