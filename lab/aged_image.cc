@@ -225,7 +225,7 @@ result<aged_image> make_aged_image(const fs_layer& l, uint64_t size, const age_p
 }
 
 // Raised whenever what aging writes changes: images of an older way are not found.
-constexpr int aging_model = 2;
+constexpr int aging_model = 3;
 
 std::string aged_image_key(const fs_layer& l, uint64_t size, const age_profile& p) {
   utsname u{};
