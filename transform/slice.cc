@@ -164,7 +164,9 @@ std::vector<bool> chosen(trace_reader& in, const std::vector<event>& list,
     const thread_info& t = threads[e.thread];
     bool yes = true;
     if (!o.pids.empty() || !o.tids.empty()) {
-      const std::string host = host_name(in.header(), t.host);
+      // a trace of one host names it in its header (HOST:PID of it picks as PID does)
+      const std::string host = in.header().hosts.size() > 1 ? host_name(in.header(), t.host)
+                                                            : in.header().hostname;
       const auto picked = [&](const std::vector<thread_pick>& picks, int32_t id) {
         return std::any_of(picks.begin(), picks.end(), [&](const thread_pick& p) {
           return p.id == id && (p.host.empty() || p.host == host);

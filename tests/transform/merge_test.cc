@@ -605,6 +605,18 @@ TEST_CASE("slice of a merged trace: HOST:PID picks one host's process, a pid two
   trace_reader a = or_throw(trace_reader::open(m.tmp / "alpha.trace"));
   for (const event& e : events_of(a)) CHECK(a.thread(e.thread).host == 0);
 
+  // a trace of one host: HOST:PID of it picks as PID does; another host is refused
+  trace_reader one = or_throw(trace_reader::open(m.a));
+  slice_options named;
+  named.pids = {{"alpha", 100}};
+  const auto own = slice(one, m.tmp / "own.trace", named);
+  REQUIRE(own);
+  CHECK(own->chosen == 3);
+  named.pids = {{"beta", 100}};
+  const auto other = slice(one, m.tmp / "other.trace", named);
+  REQUIRE(!other);
+  CHECK(other.error().message == "--pid beta:100: the trace is of one host, alpha");
+
   CHECK(parse_thread_pick("node-2:4711", "--pid")->host == "node-2");
   CHECK(parse_thread_pick("node-2:4711", "--pid")->id == 4711);
   CHECK(parse_thread_pick("4711", "--tid")->host.empty());
