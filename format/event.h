@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -200,6 +201,16 @@ struct header_info {
 
 // How reports name a process or thread of host `host`: HOST:PID, HOST:TID in a trace of several
 // hosts (whose pids repeat across hosts), the pid or tid alone in a trace of one.
+// A merged trace's host name as merge made it unique: the recorded name and merge's "#N"
+// ("vm#2" -> {"vm", "#2"}; "vm" -> {"vm", ""}).
+inline std::pair<std::string, std::string> host_name_parts(const std::string& name) {
+  const size_t hash = name.rfind('#');
+  if (hash == std::string::npos || hash == 0 || hash + 1 == name.size()) return {name, ""};
+  for (size_t i = hash + 1; i < name.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return {name, ""};
+  return {name.substr(0, hash), name.substr(hash)};
+}
+
 inline std::string host_name(const header_info& h, uint16_t host) {
   return h.hosts.size() > 1 && host < h.hosts.size() ? h.hosts[host].name : std::string();
 }

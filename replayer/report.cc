@@ -243,7 +243,7 @@ std::string report_json(const replay_report& r) {
                      {"path", m.path},
                      {"recorded", m.recorded},
                      {"replayed", m.replayed}});
-    if (!m.host.empty()) first.back()["host"] = m.host;
+    if (!m.host.empty()) first.back()["host_name"] = m.host;  // (dump's "host" is an index)
   }
   j["first_mismatches"] = std::move(first);
   if (s.timed) {

@@ -252,8 +252,9 @@ result<anonymize_result> anonymize(trace_reader& in, const std::string& out,
   header_info h = in.header();
   h.hostname = names.digest(h.hostname);
   for (std::string& a : h.command) a = names.argument(a);
-  for (host_info& x : h.hosts) {  // a merged trace's hosts
-    x.name = names.digest(x.name);
+  for (host_info& x : h.hosts) {  // a merged trace's hosts: merge's #N kept, as merge made it
+    const auto [recorded, suffix] = host_name_parts(x.name);
+    x.name = names.digest(recorded) + suffix;
     for (std::string& a : x.command) a = names.argument(a);
   }
   h.derived = "anonymize";

@@ -54,7 +54,9 @@ header_info merged_header(const std::vector<input>& in, int64_t start) {
       y.offset_ns = x.clock.at(y.offset_ns);
       // Reports name a process HOST:PID, so each host's name is its own: a name met again
       // (two recordings on one machine) becomes NAME#2, NAME#3...
-      const std::string base = y.name.empty() ? std::string("host") : y.name;
+      // (a merged input's NAME#2 counts again from its NAME)
+      const std::string recorded = host_name_parts(y.name).first;
+      const std::string base = recorded.empty() ? std::string("host") : recorded;
       y.name = base;
       for (unsigned n = 2; !named.insert(y.name).second; ++n) y.name = fmt::format("{}#{}", base, n);
       hostnames += (hostnames.empty() ? "" : ",") + y.name;

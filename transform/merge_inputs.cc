@@ -9,7 +9,6 @@
 #include <cstring>
 #include <map>
 #include <optional>
-#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -215,6 +214,23 @@ result<void> place_inputs(std::vector<input>& in) {
   size_t host_base = 0;
   uint32_t fd_base = 0;
   const uint64_t seed = random_seed();
+  // The output's devices, before anything is read or written: each input's (host, device)
+  // pairs are its own (its hosts are), and a reader keeps a file's device as a 16-bit index.
+  uint64_t devices = 0;
+  for (input& x : in) {
+    std::vector<std::pair<uint16_t, uint64_t>> seen;
+    seen.reserve(x.r->file_count());
+    for (size_t f = 1; f <= x.r->file_count(); ++f) {
+      const file_info fi = x.r->file(static_cast<file_id>(f));
+      if (seen.empty() || seen.back() != std::pair{fi.host, fi.dev}) seen.emplace_back(fi.host, fi.dev);
+    }
+    std::sort(seen.begin(), seen.end());
+    devices += static_cast<uint64_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
+  }
+  if (devices > 0xffff)
+    return failure("merge: the traces name {} devices in all; a trace holds at most 65,535 (merge "
+                   "fewer at a time, or slice each to the paths that matter first)",
+                   devices);
   for (input& x : in) {
     x.place.roots = {1};
     for (size_t k = 1; k < x.r->roots().size(); ++k) x.place.roots.push_back(++out_roots);
@@ -236,21 +252,6 @@ result<void> place_inputs(std::vector<input>& in) {
       return failure("merge: the traces hold more fd tables than one trace can");
     fd_base += x.max_fd_table;
   }
-  // The output's devices, before anything is written: each input's (host, device) pairs are
-  // its own (its hosts are), and a reader keeps a file's device as a 16-bit index.
-  uint64_t devices = 0;
-  for (input& x : in) {
-    std::set<std::pair<uint16_t, uint64_t>> seen;
-    for (size_t f = 1; f <= x.r->file_count(); ++f) {
-      const file_info fi = x.r->file(static_cast<file_id>(f));
-      seen.emplace(fi.host, fi.dev);
-    }
-    devices += seen.size();
-  }
-  if (devices > 0xffff)
-    return failure("merge: the traces name {} devices in all; a trace holds at most 65,535 (merge "
-                   "fewer at a time, or slice each to the paths that matter first)",
-                   devices);
   return {};
 }
 

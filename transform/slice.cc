@@ -42,17 +42,22 @@ result<void> check_picks(trace_reader& in, const std::vector<thread_info>& threa
       for (const host_info& x : h.hosts) names += (names.empty() ? "" : ", ") + x.name;
       return failure("{} {}: the trace has no host {} (its hosts: {})", option, p.text(), p.host, names);
     }
-    if (!p.host.empty() || h.hosts.size() <= 1) continue;
-    std::vector<std::string> on;
+    if (h.hosts.size() <= 1) continue;
+    // hosts by index: a trace merged by an older fsrr may name two hosts alike, or one not
+    std::vector<uint16_t> on;
     for (size_t t = 1; t < threads.size(); ++t)
-      if (threads[t].*id == p.id) {
-        const std::string name = host_name(h, threads[t].host);
-        if (std::find(on.begin(), on.end(), name) == on.end()) on.push_back(name);
-      }
-    if (on.size() > 1)
-      return failure("{} {} is a {} on hosts {} and {}{}: name one ({} {}:{})", option, p.id,
-                     option == std::string_view("--pid") ? "process" : "thread", on[0], on[1],
-                     on.size() > 2 ? " and more" : "", option, on[0], p.id);
+      if (threads[t].*id == p.id && (p.host.empty() || host_name(h, threads[t].host) == p.host) &&
+          std::find(on.begin(), on.end(), threads[t].host) == on.end())
+        on.push_back(threads[t].host);
+    if (on.size() < 2) continue;
+    const std::string first = host_name(h, on[0]), second = host_name(h, on[1]);
+    if (!p.host.empty() || first.empty() || first == second)
+      return failure("{} {}: hosts {} and {} of this trace share the name '{}' (merged by an "
+                     "older fsrr): merge its traces again to name each its own",
+                     option, p.text(), on[0], on[1], first);
+    return failure("{} {} is a {} on hosts {} and {}{}: name one ({} {}:{})", option, p.id,
+                   option == std::string_view("--pid") ? "process" : "thread", first, second,
+                   on.size() > 2 ? " and more" : "", option, first, p.id);
   }
   return {};
 }

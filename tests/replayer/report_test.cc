@@ -135,7 +135,7 @@ TEST_CASE("the table lists each replayed op and the first mismatches") {
   // a merged trace's thread is named with its host: tids repeat across hosts
   r.replay.first_mismatches[0].host = "node2";
   CHECK(report_table(r).find("#42 tid node2:1234 openat /dst/a") != std::string::npos);
-  CHECK(nlohmann::json::parse(report_json(r))["first_mismatches"][0]["host"] == "node2");
+  CHECK(nlohmann::json::parse(report_json(r))["first_mismatches"][0]["host_name"] == "node2");
 }
 
 TEST_CASE("the summary's long lines break at 100 columns, whole parts on each") {

@@ -650,3 +650,30 @@ TEST_CASE("merge refuses, before it writes, a result with more devices than a re
   struct stat st;
   CHECK(::stat((tmp / "ab.trace").c_str(), &st) != 0);  // nothing written
 }
+
+TEST_CASE("merge names each host its own: a name met again gets #N, counted from the recorded "
+          "name when merged inputs are merged again",
+          "[merge]") {
+  test::temp_dir tmp;
+  for (const char* n : {"a1", "a2", "a3"}) write_a(tmp / (std::string(n) + ".trace"));
+  trace_reader r1 = or_throw(trace_reader::open(tmp / "a1.trace"));
+  trace_reader r2 = or_throw(trace_reader::open(tmp / "a2.trace"));
+  trace_reader r3 = or_throw(trace_reader::open(tmp / "a3.trace"));
+  REQUIRE(merge({&r1, &r2}, {"a1", "a2"}, tmp / "a12.trace", {}));
+  trace_reader r12 = or_throw(trace_reader::open(tmp / "a12.trace"));
+  CHECK(r12.header().hosts[1].name == "alpha#2");
+  CHECK(r12.header().hostname == "alpha,alpha#2");
+  REQUIRE(merge({&r12, &r3}, {"a12", "a3"}, tmp / "a123.trace", {}));
+  trace_reader r123 = or_throw(trace_reader::open(tmp / "a123.trace"));
+  REQUIRE(r123.header().hosts.size() == 3);
+  CHECK(r123.header().hosts[0].name == "alpha");
+  CHECK(r123.header().hosts[1].name == "alpha#2");
+  CHECK(r123.header().hosts[2].name == "alpha#3");
+  // anonymized, merge's #N stays beside the recorded name's digest
+  anonymize_options o;
+  REQUIRE(anonymize(r12, tmp / "anon.trace", o));
+  trace_reader anon = or_throw(trace_reader::open(tmp / "anon.trace"));
+  const std::string first = anon.header().hosts[0].name;
+  CHECK(first != "alpha");
+  CHECK(anon.header().hosts[1].name == first + "#2");
+}
