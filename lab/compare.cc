@@ -491,7 +491,9 @@ result<compare_outcome> run_compare(const compare_options& o) {
   const std::vector<age_profile> ages = o.ages.empty() ? std::vector<age_profile>{age_profile{}} : o.ages;
   bool aging = false;
   const bool cache_off = o.age_cache == "off";
-  uint64_t aged_bytes = 0;  // room the aged images and their copies take in the images directory
+  // room the aged images take in the images directory: the largest copy (a run's), and with
+  // the cache off every aged image too
+  uint64_t aged_bytes = 0, largest = 0;
   for (size_t a = 0; a < ages.size(); ++a)
     for (size_t b = 0; b < a; ++b)
       if (ages[a].text == ages[b].text) return failure("--age {} is given twice", ages[a].text);
@@ -504,10 +506,10 @@ result<compare_outcome> run_compare(const compare_options& o) {
                        "btrfs...); compare it with --age none alone",
                        f.name);
       const uint64_t size = c.image_bytes(f.layers[0]);
-      // a copy at a time (sparse, trimmed: what aging left); with the cache off, every aged
-      // image too. replay=: how full it gets is the replays' to say
+      // sparse, trimmed: what aging left; replay=: how full it gets is the replays' to say
       const uint64_t image = p.fill > 0 ? static_cast<uint64_t>(size * p.fill) : size;
-      aged_bytes = cache_off ? aged_bytes + image : std::max(aged_bytes, image);
+      largest = std::max(largest, image);
+      if (cache_off) aged_bytes += image;
       if (p.fill <= 0) continue;
       const uint64_t left = static_cast<uint64_t>(size * (1 - p.fill));
       if (left < c.needs_on_test())
@@ -519,15 +521,7 @@ result<compare_outcome> run_compare(const compare_options& o) {
             static_cast<uint64_t>(c.needs_on_test() / (1 - p.fill) / 1073741824.0) + 1);
     }
   }
-  if (cache_off && aged_bytes) {  // the largest copy beside the images
-    uint64_t largest = 0;
-    for (const age_profile& p : ages)
-      for (const fs_spec& f : o.fs)
-        if (p.aged())
-          largest = std::max(largest, p.fill > 0 ? static_cast<uint64_t>(c.image_bytes(f.layers[0]) * p.fill)
-                                                 : c.image_bytes(f.layers[0]));
-    aged_bytes += largest;
-  }
+  aged_bytes += largest;
   FSRR_TRY(c.check_room(images, aged_bytes));
   compare_outcome out;
   // aged images: made once per file system and profile (or found in the cache), copied per run
