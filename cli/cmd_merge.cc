@@ -1,6 +1,7 @@
 #include <sys/stat.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.h"
 #include "merge.h"
@@ -24,6 +25,14 @@ command add_merge(CLI::App& app) {
       "one file");
   sub->add_option("FILE", o->files, "Trace files (two or more)")->required();
   sub->add_option("-o,--output", o->out, "Trace file to create")->required();
+  sub->add_option("--shared", o->m.shared,
+                  "PREFIX: the shared file system's mount point (repeatable). Paths beneath it, "
+                  "beneath /usr, /etc and the other system directories, and the directories on "
+                  "the way are one for all hosts; every other path (/tmp, /home, /var/log...) "
+                  "is its host's own, replayed beneath TARGET/hosts/NAME. Without it every path "
+                  "is one for all hosts")
+      ->type_name("PREFIX")
+      ->allow_extra_args(false);
   sub->add_flag("--force", o->m.force, "Overwrite the output file if it exists");
   return {sub, [o] {
             if (o->files.size() < 2)
@@ -53,6 +62,19 @@ command add_merge(CLI::App& app) {
               fmt::print("  {} system files (/usr, /etc...) differed between hosts: replayed as the "
                          "first host's\n",
                          r.differing_system);
+            if (!r.host_dirs.empty()) {
+              std::string dirs;
+              for (const auto& d : r.host_dirs) dirs += (dirs.empty() ? "hosts/" : ", hosts/") + d;
+              fmt::print("  each host's own paths (outside {} and the system directories) replay "
+                         "beneath TARGET/{}\n",
+                         fmt::join(o->m.shared, ", "), dirs);
+            } else if (r.united) {
+              fmt::print("  {} file{} outside the system directories (/usr, /etc...) named by "
+                         "several traces {} one file for all hosts: right for a shared file "
+                         "system; if they are each host's own (/tmp, /home), merge with --shared "
+                         "MOUNT_POINT\n",
+                         r.united, r.united == 1 ? "" : "s", r.united == 1 ? "is" : "are");
+            }
             for (size_t i = 0; i < o->files.size(); ++i)
               fmt::print("  {}: starts at {:.6f} s\n", o->files[i], r.offsets_ns[i] / 1e9);
             return 0;

@@ -32,7 +32,8 @@ command add_replay(CLI::App& app) {
       ->required();
   sub->add_option("--map", o->maps,
                   "FROM=TO: replay recorded paths under FROM beneath directory TO instead "
-                  "(repeatable; in a trace of several roots, FROM starts with /rootN)")
+                  "(repeatable; in a trace of several roots, FROM starts with /rootN, or /hosts/NAME "
+                  "for a host's own paths of merge --shared)")
       ->allow_extra_args(false);
   sub->add_option("--data", o->data, "Generated file contents: zero, random or compress:RATIO")
       ->capture_default_str();

@@ -48,7 +48,7 @@ command add_verify(CLI::App& app) {
             spec = or_throw(data_spec::parse(o->data, o->dedupe, o->seed));
             trace_reader trace = or_throw(trace_reader::open(o->file));
             const target_root target =
-                or_throw(target_root::open(o->target, maps, trace.roots().size() > 1 ? 1 : 0));
+                or_throw(target_root::open(o->target, maps, root_layout_of(trace)));
             // The differences with the content generated as `with` makes it (none: not looked at).
             auto check = [&](const data_spec* with, size_t* checked) {
               std::optional<data_source> data;

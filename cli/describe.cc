@@ -70,10 +70,21 @@ std::string open_flags_text(uint32_t flags) {
 
 namespace {
 
-// A path as the process saw it; in a trace of several roots, with its root: "root2:/etc".
+// Where root `root` (from 1) of a trace of several roots replays beneath TARGET: "root2", or
+// "hosts/NAME" for a host's own paths (merge --shared).
+std::string placed_dir(trace_reader& trace, uint32_t root) {
+  const auto& roots = trace.roots();
+  if (root >= 1 && root <= roots.size())
+    if (const auto name = host_root_name(trace.string(roots[root - 1].where)))
+      return "hosts/" + *name;
+  return fmt::format("root{}", root);
+}
+
+// A path as the process saw it; in a trace of several roots, with its root: "root2:/etc",
+// "hosts/vm2:/tmp/x".
 std::string shown_path(trace_reader& trace, path_id p) {
   if (trace.roots().size() < 2 || p == no_id) return trace.path_string(p);
-  return fmt::format("root{}:{}", trace.root_of(p), trace.path_string(p));
+  return fmt::format("{}:{}", placed_dir(trace, trace.root_of(p)), trace.path_string(p));
 }
 
 // The JSON of a path: "path" as the process saw it, and with several roots "root".
@@ -296,7 +307,9 @@ nlohmann::json info_json(trace_reader& trace) {
                      {"mnt_ns", r.mnt_ns},
                      {"dev", r.dev},
                      {"ino", r.ino},
-                     {"placed_at", trace.roots().size() > 1 ? fmt::format("root{}", k + 1) : ""}});
+                     {"placed_at", trace.roots().size() > 1
+                                       ? placed_dir(trace, static_cast<uint32_t>(k + 1))
+                                       : ""}});
   }
   nlohmann::json hosts = nlohmann::json::array();
   for (size_t k = 0; k < h.hosts.size(); ++k) {
@@ -402,8 +415,9 @@ std::string info_text(trace_reader& trace) {
     for (size_t k = 0; k < trace.roots().size(); ++k) {
       const trace_root& r = trace.roots()[k];
       line(k ? "" : "roots",
-           fmt::format("root{}: {} (mount namespace {}), replayed in TARGET/root{}", k + 1,
-                       trace.string(r.where), r.mnt_ns, k + 1));
+           fmt::format("root{}: {} (mount namespace {}), replayed in TARGET/{}", k + 1,
+                       trace.string(r.where), r.mnt_ns,
+                       placed_dir(trace, static_cast<uint32_t>(k + 1))));
     }
   line("files", fmt::format("{} touched, {} paths", s.files, s.paths));
   line("bytes", fmt::format("{} read, {} written", s.bytes_read, s.bytes_written));

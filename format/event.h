@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <string_view>
@@ -217,6 +218,20 @@ inline std::string host_name(const header_info& h, uint16_t host) {
 inline std::string host_prefix(const header_info& h, uint16_t host) {
   const std::string n = host_name(h, host);
   return n.empty() ? n : n + ":";
+}
+
+// A root `merge --shared` made for one host's own paths has `where` "host:DIR", DIR the
+// directory beneath TARGET/hosts it replays into (its host's name, when that is a plain file
+// name). The DIR of such a root, or nullopt for any other root (or a DIR no directory may
+// have: a trace is untrusted).
+inline constexpr std::string_view host_root_tag = "host:";
+inline std::optional<std::string> host_root_name(std::string_view where) {
+  if (where.substr(0, host_root_tag.size()) != host_root_tag) return std::nullopt;
+  const std::string_view dir = where.substr(host_root_tag.size());
+  if (dir.empty() || dir == "." || dir == ".." || dir.size() > 255 ||
+      dir.find_first_of(std::string_view("/\0", 2)) != std::string_view::npos)
+    return std::nullopt;
+  return std::string(dir);
 }
 
 // Ops on pipes, sockets, ttys and the like: counted by kind, never replayed.

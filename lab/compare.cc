@@ -214,7 +214,7 @@ class comparison {
       if (out.status != 0) r.verified = false;  // prepare errors, an early stop
       FSRR_TRY(timed(cost.verify_ns, [&]() -> result<void> {
         const result<target_root> placed =
-            target_root::open(ro.target, ro.maps, trace_.roots().size() > 1 ? 1 : 0);
+            target_root::open(ro.target, ro.maps, root_layout_of(trace_));
         if (!placed) return failure(placed.error());
         if (!compare(expected_, *placed, {::geteuid() == 0, true}).empty()) r.verified = false;
         return {};

@@ -383,6 +383,7 @@ void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns)
     where = s_.trace->placed_path(s_.handles[w.fx.h1].path);
   else
     where = fmt::format("fd {}", e.fd);
+  where = s_.target.shown(where);
   if (stats_.first_mismatches.size() < s_.listed_mismatches)
     stats_.first_mismatches.push_back({w.seq, tid_, host_, e.kind, where, e.result, replayed});
   if (replayed == -ENOSPC || replayed == -EDQUOT || replayed == -EIO)

@@ -32,7 +32,7 @@ result<replay_job> replay_job::open(trace_reader& trace, const replay_options& o
   FSRR_TRY(check(schedule_options{*mode, options.speed}));
   if (!setup.source) FSRR_TRY(options.data.check());
   if (options.realtime && *mode != timing_mode::afap) FSRR_TRY(realtime_allowed());
-  auto opened = target_root::open(options.target, options.maps, trace.roots().size() > 1 ? 1 : 0);
+  auto opened = target_root::open(options.target, options.maps, root_layout_of(trace));
   if (!opened) return tl::unexpected(opened.error());
   if (!options.force && !setup.tree_elsewhere && !opened->empty())
     return failure("target {} is not empty (use --force to replay into it anyway)", options.target);

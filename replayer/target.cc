@@ -1,5 +1,7 @@
 #include "target.h"
 
+#include "trace_reader.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -63,6 +65,32 @@ bool plain_path(std::string_view p) {
   return !p.empty() && p[0] == '/' && plain_components(p, rel);
 }
 
+root_layout root_layout_of(trace_reader& trace) {
+  root_layout l;
+  const auto& roots = trace.roots();
+  l.depth = roots.size() > 1 ? 1 : 0;
+  for (size_t k = 0; k < roots.size(); ++k)
+    if (const auto name = host_root_name(trace.string(roots[k].where)))
+      l.hosts.push_back({fmt::format("/root{}", k + 1), "hosts/" + *name});
+  return l;
+}
+
+result<target_root> target_root::open(const std::string& target,
+                                      const std::vector<map_rule>& maps,
+                                      const root_layout& layout) {
+  std::vector<map_rule> placed = maps;
+  for (map_rule& m : placed)
+    for (const auto& h : layout.hosts) {
+      const std::string from = "/" + h.rel;  // "/hosts/NAME"
+      if (m.from.compare(0, from.size(), from) == 0 &&
+          (m.from.size() == from.size() || m.from[from.size()] == '/'))
+        m.from = h.top + m.from.substr(from.size());
+    }
+  auto t = open(target, placed, layout.depth);
+  if (t) t->hosts_ = layout.hosts;
+  return t;
+}
+
 result<target_root> target_root::open(const std::string& target,
                                       const std::vector<map_rule>& maps, unsigned root_depth) {
   for (const auto& m : maps)
@@ -84,7 +112,11 @@ result<target_root> target_root::open(const std::string& target,
 }
 
 target_root::target_root(target_root&& o) noexcept
-    : path_(std::move(o.path_)), root_depth_(o.root_depth_), fd_(o.fd_), maps_(std::move(o.maps_)) {
+    : path_(std::move(o.path_)),
+      root_depth_(o.root_depth_),
+      hosts_(std::move(o.hosts_)),
+      fd_(o.fd_),
+      maps_(std::move(o.maps_)) {
   o.fd_ = -1;
   o.maps_.clear();
 }
@@ -115,6 +147,15 @@ std::optional<target_root::location> target_root::locate(std::string_view p) con
     }
   }
   if (!plain_components(rest, at.rel)) return std::nullopt;
+  if (at.root == fd_)
+    for (const auto& h : hosts_) {
+      const std::string_view top = std::string_view(h.top).substr(1);  // "root3"
+      if (at.rel.compare(0, top.size(), top) == 0 &&
+          (at.rel.size() == top.size() || at.rel[top.size()] == '/')) {
+        at.rel.replace(0, top.size(), h.rel);
+        break;
+      }
+    }
   return at;
 }
 
@@ -144,10 +185,22 @@ int target_root::open_beneath(const location& at, int flags, mode_t mode,
   }
 }
 
+std::string target_root::shown(std::string_view p) const {
+  for (const auto& h : hosts_)
+    if (p.substr(0, h.top.size()) == h.top && (p.size() == h.top.size() || p[h.top.size()] == '/'))
+      return "/" + h.rel + std::string(p.substr(h.top.size()));
+  return std::string(p);
+}
+
 std::string target_root::trace_path(const location& at) const {
   std::string from = "/";
   for (const auto& m : maps_)
     if (m.fd == at.root && m.from != "/") from = m.from + '/';
+  if (at.root == fd_)
+    for (const auto& h : hosts_)
+      if (at.rel.compare(0, h.rel.size(), h.rel) == 0 &&
+          (at.rel.size() == h.rel.size() || at.rel[h.rel.size()] == '/'))
+        return h.top + at.rel.substr(h.rel.size());
   return from + at.rel;
 }
 

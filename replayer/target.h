@@ -34,6 +34,20 @@ bool plain_path(std::string_view p);
 // "FROM=TO", or why it is malformed.
 result<map_rule> parse_map(std::string_view text);
 
+// How a trace's placed paths (trace_reader::placed_path) lie beneath TARGET: `depth` leading
+// components name the recorded root ("/rootN" with several roots, else none), and the roots a
+// `merge --shared` gave each host's own paths go to "hosts/NAME" instead of "rootN".
+struct root_layout {
+  unsigned depth = 0;
+  struct renamed {
+    std::string top;  // "/root3"
+    std::string rel;  // "hosts/vm1"
+  };
+  std::vector<renamed> hosts;
+};
+class trace_reader;
+root_layout root_layout_of(trace_reader& trace);
+
 class target_root {
  public:
   // Opens TARGET and each map destination (they must exist and be directories).
@@ -43,6 +57,10 @@ class target_root {
   static result<target_root> open(const std::string& target,
                                   const std::vector<map_rule>& maps = {},
                                   unsigned root_depth = 0);
+  // The same, for a trace laid out as `layout` says: a map's FROM may name a host's root as
+  // "/hosts/NAME".
+  static result<target_root> open(const std::string& target, const std::vector<map_rule>& maps,
+                                  const root_layout& layout);
   ~target_root();
   target_root(target_root&& o) noexcept;
   target_root& operator=(target_root&&) = delete;
@@ -66,6 +84,10 @@ class target_root {
   // mkdir -p of `at` beneath its root: missing directories get `mode`. 0 or -errno.
   int make_dirs(const location& at, mode_t mode) const;
 
+  // A trace path as reports show it: a host's own root (merge --shared) as "/hosts/NAME/..."
+  // rather than "/rootN/...".
+  std::string shown(std::string_view trace_path) const;
+
   const std::string& path() const { return path_; }
   // The directory a root fd of locate() was opened from: TARGET or a map's TO.
   const std::string& path_of(int root) const;
@@ -82,6 +104,7 @@ class target_root {
   std::string trace_path(const location& at) const;
   std::string path_;
   unsigned root_depth_ = 0;
+  std::vector<root_layout::renamed> hosts_;
   int fd_ = -1;
   struct mapped {
     std::string from;

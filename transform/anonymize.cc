@@ -71,6 +71,10 @@ class anonymizer {
             return std::string(ns) + digest(s.substr(ns.size()));
         return std::string(s);  // system.* and security.*: the kernel's names
       case string_role::root_where:
+        if (const auto dir = host_root_name(s)) {  // merge --shared's: named as its host is
+          const auto [recorded, suffix] = host_name_parts(*dir);
+          return std::string(host_root_tag) + digest(recorded) + suffix;
+        }
         return path_text(s);
       default:
         return digest(s);

@@ -30,7 +30,8 @@ namespace {
 using namespace merge_detail;
 
 // The output's header: every input's hosts, on the one clock.
-header_info merged_header(const std::vector<input>& in, int64_t start) {
+header_info merged_header(const std::vector<input>& in, int64_t start,
+                          const std::vector<std::string>& shared, uint64_t united) {
   header_info h;
   h.writer = "fsrr " FSRR_VERSION;
   h.kind = trace_kind::snapshot;
@@ -66,26 +67,52 @@ header_info merged_header(const std::vector<input>& in, int64_t start) {
   h.hostname = hostnames;
   h.key_id = in[0].r->header().key_id;
   h.derived = fmt::format("merge of {} traces", in.size());
+  if (!shared.empty()) {
+    std::string list;
+    for (const std::string& p : shared) list += (list.empty() ? "" : " ") + p;
+    h.derived += fmt::format("; shared: {}; each host's other paths its own", list);
+  } else if (united) {
+    h.derived += fmt::format("; {} file{} outside the system directories united across hosts",
+                             united, united == 1 ? "" : "s");
+  }
 
   return h;
 }
 
-// The roots: the first one's description is the first input's.
-void write_roots(std::vector<input>& in, trace_writer& w) {
-  // roots: the first one's description is the first input's
-  {
-    trace_root r1;
-    if (!in[0].r->roots().empty()) {
-      r1 = in[0].r->roots()[0];
-      r1.where = r1.where ? w.intern_string(in[0].r->string(r1.where)) : no_id;
+// The directory beneath TARGET/hosts of each host's own paths: its name where that is a plain
+// file name (a trace is untrusted), else hostN; one each.
+std::vector<std::string> host_dirs(const header_info& h) {
+  std::vector<std::string> dirs;
+  std::set<std::string> taken;
+  for (size_t k = 0; k < h.hosts.size(); ++k) {
+    const std::string& name = h.hosts[k].name;
+    std::string dir = host_root_name(std::string(host_root_tag) + name) ? name : fmt::format("host{}", k + 1);
+    for (unsigned n = 2; !taken.insert(dir).second; ++n) dir = fmt::format("host{}-{}", k + 1, n);
+    dirs.push_back(std::move(dir));
+  }
+  return dirs;
+}
+
+// The roots, numbered as place_inputs numbered them: the first (its description is the first
+// input's), then each input's others and, with --shared, its host's own.
+void write_roots(std::vector<input>& in, trace_writer& w, const std::vector<std::string>& dirs) {
+  trace_root r1;
+  if (!in[0].r->roots().empty()) {
+    r1 = in[0].r->roots()[0];
+    r1.where = r1.where ? w.intern_string(in[0].r->string(r1.where)) : no_id;
+  }
+  w.add_root(r1);
+  for (input& x : in) {
+    for (size_t k = 1; k < x.r->roots().size(); ++k) {
+      trace_root r = x.r->roots()[k];
+      r.where = r.where ? w.intern_string(x.r->string(r.where)) : no_id;
+      w.add_root(r);
     }
-    w.add_root(r1);
-    for (input& x : in)
-      for (size_t k = 1; k < x.r->roots().size(); ++k) {
-        trace_root r = x.r->roots()[k];
-        r.where = r.where ? w.intern_string(x.r->string(r.where)) : no_id;
-        w.add_root(r);
-      }
+    if (x.place.host_root) {
+      trace_root r = x.r->roots().empty() ? trace_root{} : x.r->roots()[0];
+      r.where = w.intern_string(std::string(host_root_tag) + dirs[x.place.host_base]);
+      w.add_root(r);
+    }
   }
 }
 
@@ -188,9 +215,22 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
     in[i].r = inputs[i];
     in[i].name = i < names.size() ? names[i] : fmt::format("trace {}", i + 1);
   }
+  for (const std::string& p : o.shared)
+    if (p.empty() || p[0] != '/' || p == "/" || p.find("//") != std::string::npos ||
+        (p.size() > 1 && p.back() == '/') || p.find("/./") != std::string::npos ||
+        p.find("/../") != std::string::npos || p.ends_with("/.") || p.ends_with("/.."))
+      return failure("merge --shared '{}': expected the absolute path of a directory other than "
+                     "/, of plain names (e.g. /mnt/lustre)",
+                     p);
+  if (!o.shared.empty())
+    for (const input& x : in)
+      if (const size_t n = x.r->header().hosts.size(); n > 1)
+        return failure("merge --shared: {} is a merge of {} hosts already, whose own paths are "
+                       "one; merge their recordings with --shared instead",
+                       x.name, n);
   FSRR_TRY(refuse(in));
   const int64_t start = one_clock(in);
-  FSRR_TRY(place_inputs(in));
+  FSRR_TRY(place_inputs(in, o.shared));
   // The initial trees united on the merged clock.
   object_classes objects;
   tree_counts counts;
@@ -200,9 +240,12 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
   res.created = counts.created;
   res.joined = counts.joined;
   res.differing_system = counts.differing_system;
+  res.united = count_united(in);
 
-  const header_info h = merged_header(in, start);
+  const header_info h = merged_header(in, start, o.shared, res.united);
   res.hosts = h.hosts.size();
+  const std::vector<std::string> dirs = host_dirs(h);
+  if (!o.shared.empty()) res.host_dirs = dirs;
   writer_options wo;
   wo.overwrite = o.force;
   auto created = trace_writer::create(out, h, wo);
@@ -215,7 +258,7 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
       if (!done) w.abandon();
     }
   } guard{w};
-  write_roots(in, w);
+  write_roots(in, w, dirs);
   std::vector<trace_rewriter> maps;
   maps.reserve(in.size());
   for (input& x : in) maps.push_back(trace_rewriter::into(*x.r, w, x.place));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -99,6 +100,9 @@ result<void> scan(input& in) {
       const uint64_t h = (*in.hash)(made_path(e));
       if (h && !in.tree_at.count(h))
         in.created[h].push_back({ts, has(e.kind, F_FILE) ? e.file : no_id});
+      if (h && e.kind != op::mkdir && e.kind != op::mkdirat && e.kind != op::mknod &&
+          e.kind != op::mknodat && e.kind != op::bind && in.split->local(made_path(e)))
+        in.own_files.push_back(h);
     } else if (has(e.kind, F_PATH) && has(e.kind, F_FILE) && e.file != no_id && !name_change) {
       // the file a mkdir or symlink made, as the next look at its path shows it
       if (auto it = in.created.find((*in.hash)(e.path));
@@ -207,7 +211,10 @@ int64_t one_clock(std::vector<input>& in) {
 
 // Where each input goes in the output (roots, hosts, fd tables), its paths hashed and its
 // tree indexed, and its events scanned for what they create and when they first use a path.
-result<void> place_inputs(std::vector<input>& in) {
+result<void> place_inputs(std::vector<input>& in, const std::vector<std::string>& shared) {
+  std::vector<std::string> united(system_prefixes.begin(), system_prefixes.end());
+  united.insert(united.end(), shared.begin(), shared.end());
+  const prefix_tree prefixes(united);
   // Roots: every input's first root is the output's first (paths stay as recorded); further
   // roots (chroots, containers) are roots of their own.
   uint32_t out_roots = 1;
@@ -237,13 +244,21 @@ result<void> place_inputs(std::vector<input>& in) {
     if (host_base + x.hosts > 0xffff) return failure("merge: more than 65,535 hosts in all");
     x.place.host_base = static_cast<uint16_t>(host_base);
     host_base += x.hosts;
-    x.hash = std::make_unique<path_hasher>(*x.r, seed, x.place.roots);
+    x.split = std::make_unique<path_split>(*x.r, prefixes);
+    if (!shared.empty()) {  // its host's own paths: a root of their own after its others
+      x.place.split = x.split.get();
+      x.place.host_root = ++out_roots;
+    }
+    x.hash = std::make_unique<path_hasher>(*x.r, seed, x.place.roots, x.place.split,
+                                           x.place.host_root);
     const tree_table& tree = x.r->tree();
     x.tree_at.reserve(tree.size());
     uint32_t idx = 0;
     for (const tree_entry& e : tree) {
-      x.tree_at.emplace((*x.hash)(e.path), idx);
+      const uint64_t h = (*x.hash)(e.path);
+      x.tree_at.emplace(h, idx);
       if (e.file != no_id) x.tree_file.emplace(e.file, idx);
+      if ((S_ISREG(e.mode) || S_ISLNK(e.mode)) && x.split->local(e.path)) x.own_files.push_back(h);
       ++idx;
     }
     if (auto s = scan(x); !s) return tl::unexpected(s.error());
@@ -253,6 +268,22 @@ result<void> place_inputs(std::vector<input>& in) {
     fd_base += x.max_fd_table;
   }
   return {};
+}
+
+uint64_t count_united(const std::vector<input>& in) {
+  std::unordered_map<uint64_t, size_t> first;  // hash -> the first input naming it, + 1
+  uint64_t n = 0;
+  for (size_t i = 0; i < in.size(); ++i)
+    for (uint64_t h : in[i].own_files) {
+      size_t& by = first[h];
+      if (!by)
+        by = i + 1;
+      else if (by != i + 1 && by != SIZE_MAX) {
+        ++n;
+        by = SIZE_MAX;  // counted
+      }
+    }
+  return n;
 }
 
 // An entry of a path another input created before this one first used it is that create's

@@ -13,6 +13,7 @@
 
 #include "clock_line.h"
 #include "hash.h"
+#include "path_split.h"
 #include "rewrite.h"
 #include "trace_reader.h"
 
@@ -30,10 +31,25 @@ inline uint64_t plus_slack(uint64_t ts) { return ts > never - clock_slack_ns ? n
 // that collide.
 class path_hasher {
  public:
-  path_hasher(trace_reader& r, uint64_t seed, const std::vector<uint32_t>& out_roots)
-      : r_(r), seed_(seed), roots_(out_roots), hash_(r.path_count() + 1, 0) {}
+  // With `split`, a path it calls its host's own is hashed as placed beneath `host_root`.
+  path_hasher(trace_reader& r, uint64_t seed, const std::vector<uint32_t>& out_roots,
+              path_split* split = nullptr, uint32_t host_root = 0)
+      : r_(r),
+        seed_(seed),
+        roots_(out_roots),
+        split_(split),
+        host_root_(host_root),
+        hash_(r.path_count() + 1, 0) {}
 
   uint64_t operator()(path_id p) {
+    const uint64_t h = as_recorded(p);
+    if (!h || !split_ || !split_->local(p)) return h;
+    const uint64_t own = mix64(h, mix64(seed_ ^ 0x686f7374, host_root_));  // "host"
+    return own ? own : 1;
+  }
+
+ private:
+  uint64_t as_recorded(path_id p) {
     if (p == no_id || p >= hash_.size()) return 0;
     if (hash_[p]) return hash_[p];
     std::vector<path_id> chain;  // up to a known one or a top, then down: no recursion
@@ -57,7 +73,6 @@ class path_hasher {
     return hash_[p];
   }
 
- private:
   uint64_t name_hash(std::string_view s) const {
     uint64_t h = mix64(seed_ ^ s.size());
     size_t i = 0;
@@ -74,6 +89,8 @@ class path_hasher {
   trace_reader& r_;
   uint64_t seed_;
   const std::vector<uint32_t>& roots_;
+  path_split* split_;
+  uint32_t host_root_;
   std::vector<uint64_t> hash_;
 };
 
@@ -88,7 +105,11 @@ struct input {
   std::string name;
   clock_line clock;
   rewrite_placement place;
+  // Paths beneath neither a system directory nor a --shared prefix: its host's own with
+  // --shared (place.split), counted when several inputs name one without.
+  std::unique_ptr<path_split> split;
   std::unique_ptr<path_hasher> hash;
+  std::vector<uint64_t> own_files;  // hashes of such files and symlinks: its tree, its creates
   std::unordered_map<uint64_t, uint32_t> tree_at;  // placed path hash -> tree index
   std::unordered_map<file_id, uint32_t> tree_file;  // file id of a tree entry -> tree index
   // By tree index, on the output's clock: the first successful event on the entry (or on
@@ -145,6 +166,7 @@ class object_classes {
 // What the trees' union counted (merge_result's created, joined, differing_system).
 struct tree_counts {
   uint64_t created = 0, joined = 0, differing_system = 0;
+  uint64_t united = 0;  // paths of `own_files` several inputs name
 };
 
 // The stages before the output, in order (merge.cc runs them).
@@ -155,7 +177,10 @@ result<void> refuse(std::vector<input>& in);
 int64_t one_clock(std::vector<input>& in);
 // Where each input goes in the output (roots, hosts, fd tables), its paths hashed and its
 // tree indexed, and its events scanned for what they create and when they first use a path.
-result<void> place_inputs(std::vector<input>& in);
+// `shared`: merge --shared's prefixes (none: every path is united, as recorded).
+result<void> place_inputs(std::vector<input>& in, const std::vector<std::string>& shared);
+// How many files outside the system directories (and the shared prefixes) several inputs name.
+uint64_t count_united(const std::vector<input>& in);
 // An entry of a path another input created before this one first used it is that create's
 // file (the latest such create: a log rotated away and made again), left to the create.
 void drop_created(std::vector<input>& in, object_classes& objects, tree_counts& res);

@@ -1,5 +1,7 @@
 #include "rewrite.h"
 
+#include "path_split.h"
+
 #include <fmt/format.h>
 
 namespace fsrr::transform {
@@ -90,7 +92,9 @@ path_id trace_rewriter::path(path_id in) {
   if (q == no_id) return no_id;  // the reader checked that every path hangs below a root
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     const path_entry& e = in_.path(*it);
-    const path_id parent = paths_[e.parent];
+    path_id parent = paths_[e.parent];
+    if (placement_.split && placement_.split->local(*it) && !placement_.split->local(e.parent))
+      parent = host_copy(e.parent);
     const std::string name = name_of(*it, parent, e.name);
     paths_[*it] = w_->intern_child(parent, name);
     if (paths_[*it] == no_id) {
@@ -99,6 +103,22 @@ path_id trace_rewriter::path(path_id in) {
     }
   }
   return paths_[in];
+}
+
+path_id trace_rewriter::host_copy(path_id in) {
+  std::vector<path_id> chain;  // up to "/" or a copy made already, then down
+  path_id q = in;
+  while (q != no_id && q != root_path && !host_paths_.count(q)) {
+    chain.push_back(q);
+    q = in_.path(q).parent;
+  }
+  if (q == no_id) return no_id;
+  path_id at = q == root_path ? w_->root_top(placement_.host_root) : host_paths_[q];
+  for (auto it = chain.rbegin(); it != chain.rend() && at != no_id; ++it) {
+    at = w_->intern_child(at, std::string(in_.path(*it).name));
+    host_paths_[*it] = at;
+  }
+  return at;
 }
 
 string_id trace_rewriter::string(string_id in, string_role role, path_id link) {

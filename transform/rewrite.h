@@ -10,12 +10,17 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "trace_reader.h"
 #include "trace_writer.h"
 
 namespace fsrr::transform {
+
+namespace merge_detail {
+class path_split;
+}
 
 // What a string of the trace is: the hooks rename each kind its own way.
 enum class string_role : uint8_t { comm, link_target, xattr_name, root_where, other };
@@ -36,6 +41,10 @@ struct rewrite_placement {
   uint32_t fd_table_base = 0;
   uint32_t link_group_base = 0;
   std::vector<uint32_t> roots;  // input root k + 1 -> its output root (already added)
+  // merge --shared: the paths `split` calls its host's own go beneath output root `host_root`
+  // (already added) at the same path; the rest stay where `roots` put them.
+  merge_detail::path_split* split = nullptr;
+  uint32_t host_root = 0;
 };
 
 class trace_rewriter {
@@ -91,7 +100,11 @@ class trace_rewriter {
   trace_writer* w_;
   rewrite_hooks hooks_;
   rewrite_placement placement_;
+  // The output path, beneath placement_.host_root, of an input path on the way to a shared
+  // prefix ("/", "/mnt"): where its host's own children go.
+  path_id host_copy(path_id in);
   std::vector<path_id> paths_;    // by input id; 0: not yet
+  std::unordered_map<path_id, path_id> host_paths_;  // host_copy's
   std::vector<file_id> files_;    // by input id
   std::vector<thread_id> threads_;  // by input id
   std::map<std::pair<string_id, string_role>, string_id> strings_;

@@ -102,15 +102,16 @@ class parent_dir {
  public:
   explicit parent_dir(const target_root& t) : target_(t) {}
   ~parent_dir() { reset(); }
-  // The parent of `path` (absolute, not "/"), opened O_PATH beneath the target; -errno.
-  int of(const std::string& path) {
-    const size_t slash = path.rfind('/');
-    const std::string parent = slash == 0 ? "/" : path.substr(0, slash);
-    if (parent == path_ && fd_ != -EBADF) return fd_;
+  // The parent of `at` (not a root itself), opened O_PATH beneath the target; -errno.
+  int of(const target_root::location& at) {
+    const size_t slash = at.rel.rfind('/');
+    const target_root::location parent{at.root,
+                                       slash == std::string::npos ? "" : at.rel.substr(0, slash)};
+    if (parent.root == root_ && parent.rel == rel_ && fd_ != -EBADF) return fd_;
     reset();
-    path_ = parent;
-    const auto at = target_.locate(parent);
-    fd_ = at ? target_.open(*at, O_PATH | O_DIRECTORY) : -EXDEV;
+    root_ = parent.root;
+    rel_ = parent.rel;
+    fd_ = target_.open(parent, O_PATH | O_DIRECTORY);
     return fd_;
   }
 
@@ -120,7 +121,8 @@ class parent_dir {
     fd_ = -EBADF;
   }
   const target_root& target_;
-  std::string path_;
+  int root_ = -1;
+  std::string rel_;
   int fd_ = -EBADF;
 };
 
@@ -188,8 +190,8 @@ void check_range(expected_state::const_iterator begin, expected_state::const_ite
     // An entry below a directory is looked at by name in it (the directory was opened
     // confined; a name has no '/'); TARGET and the --map destinations themselves by fd.
     const bool by_name = !at->rel.empty();
-    const int dir = by_name ? parent.of(path) : -EBADF;
-    const char* leaf = by_name ? path.c_str() + path.rfind('/') + 1 : "";
+    const int dir = by_name ? parent.of(*at) : -EBADF;
+    const char* leaf = by_name ? at->rel.c_str() + (at->rel.rfind('/') + 1) : "";
     const int fd = by_name ? dir : target.open(*at, O_PATH | O_NOFOLLOW);
     struct stat st;
     int got = fd;

@@ -92,18 +92,19 @@ nlohmann::json record_and_replay(const std::string& dir, const std::string& comm
 }
 
 two_hosts record_two_hosts(const std::string& dir, const std::string& fsrr) {
-  two_hosts h{dir + "/shared", dir + "/a.trace", dir + "/b.trace", dir + "/ab.trace",
-              dir + "/merge.log"};
-  REQUIRE(run(fmt::format("mkdir -p {0} && : >{0}/log", h.shared)) == 0);
+  two_hosts h{dir + "/shared", dir + "/local", dir + "/a.trace", dir + "/b.trace",
+              dir + "/ab.trace", dir + "/merge.log"};
+  REQUIRE(run(fmt::format("mkdir -p {0} {1} && : >{0}/log", h.shared, h.local)) == 0);
   const std::string host_a = fmt::format(
+      "echo a >>{1}/log; "
       "for i in 1 2 3; do (for k in $(seq 20); do echo \"a$i $k\" >>{0}/log; done) & done; "
       "wait; echo hello >{0}/from-a; : >{0}/a-done",
-      h.shared);
+      h.shared, h.local);
   const std::string host_b = fmt::format(
-      "while [ ! -e {0}/a-done ]; do sleep 0.01; done; "
+      "while [ ! -e {0}/a-done ]; do sleep 0.01; done; echo b >>{1}/log; "
       "for i in 1 2 3; do (for k in $(seq 20); do echo \"b$i $k\" >>{0}/log; done) & done; "
       "wait; mv {0}/from-a {0}/renamed-by-b",
-      h.shared);
+      h.shared, h.local);
   // both at once, each recorder following its own command only
   REQUIRE(run(fmt::format("({0} record -o {1} -- sh -c '{2}' >{3}/a.log 2>&1 &"
                           " {0} record -o {4} -- sh -c '{5}' >{3}/b.log 2>&1; wait)",

@@ -17,12 +17,14 @@ bool can_record();
 std::string slurp(const std::string& path);
 
 // Two recordings made at once by `fsrr`, as two hosts sharing `dir`/shared would make them,
-// and merged. Host a: three writers append 20 lines each to shared/log, then a makes
-// shared/from-a and shared/a-done. Host b: polls for a-done (its stats that found nothing come
-// before a's create), then three writers of its own append to the log and b renames from-a to
-// renamed-by-b. A step that fails fails the test, with the logs.
+// and merged. Host a: writes "a\n" to local/log (a directory each host would have of its own,
+// like /tmp), three writers append 20 lines each to shared/log, then a makes shared/from-a and
+// shared/a-done. Host b: polls for a-done (its stats that found nothing come before a's
+// create), appends "b\n" to local/log (here the one a wrote: one machine), then three writers
+// of its own append to the shared log and b renames from-a to renamed-by-b. A step that fails
+// fails the test, with the logs.
 struct two_hosts {
-  std::string shared, a, b, merged, merge_log;
+  std::string shared, local, a, b, merged, merge_log;
 };
 two_hosts record_two_hosts(const std::string& dir, const std::string& fsrr);
 void write_file(const std::string& path, size_t bytes, char fill = 'e');

@@ -52,7 +52,14 @@ TEST_CASE("two recordings at once on one shared directory merge, replay with 0 m
   CHECK(m["bytes_written"] ==
         ia["bytes_written"].get<uint64_t>() + ib["bytes_written"].get<uint64_t>());
   CHECK(m["lost_events"] == 0);
-  CHECK(m["derived"] == "merge of 2 traces");
+  // shared/log, from-a (b renames what a made: a shared file system's files) and local/log
+  // are in both traces' trees or creates (a-done b only stats); the merge says so, as a
+  // hosts' own /tmp would be one file too without --shared
+  CHECK(m["derived"] == "merge of 2 traces; 3 files outside the system directories united "
+                        "across hosts");
+  CHECK(slurp(h.merge_log).find("\n  3 files outside the system directories (/usr, /etc...) "
+                                "named by several traces are one file for all hosts") !=
+        std::string::npos);
   // each host's name is its own (both recorded on this machine: NAME and NAME#2), and dump
   // names a thread HOST:TID, as tids repeat across hosts
   const std::string a_name = m["hosts"][0]["hostname"], b_name = m["hosts"][1]["hostname"];
@@ -82,6 +89,73 @@ TEST_CASE("two recordings at once on one shared directory merge, replay with 0 m
   REQUIRE(::stat((replayed + "/renamed-by-b").c_str(), &renamed) == 0);
   CHECK(renamed.st_size == 6);
   CHECK(::stat((replayed + "/from-a").c_str(), &gone) != 0);
+}
+
+TEST_CASE("merge --shared: the shared directory's files are one, every other path each host's "
+          "own beneath TARGET/hosts/NAME; replayed with 0 mismatches and verified",
+          "[merge]") {
+  if (!can_record()) return;
+  auto& rec = recorded_merge::get();
+  const two_hosts& h = rec.h;
+  const std::string merged = rec.work / "shared.trace", log = rec.work / "shared.log";
+  REQUIRE(run(fmt::format("{} merge {} {} --shared {} -o {} >{} 2>&1", FSRR_BIN, h.a, h.b,
+                          h.shared, merged, log)) == 0);
+  INFO(slurp(log));
+  const auto m = json_of(fmt::format("{} info {} --json", FSRR_BIN, merged), rec.work / "s.json");
+  const std::string a_name = m["hosts"][0]["hostname"], b_name = m["hosts"][1]["hostname"];
+  CHECK(m["derived"] == fmt::format("merge of 2 traces; shared: {}; each host's other paths its "
+                                    "own",
+                                    h.shared));
+  CHECK(slurp(log).find(fmt::format("replay beneath TARGET/hosts/{}, hosts/{}\n", a_name,
+                                    b_name)) != std::string::npos);
+  REQUIRE(m["roots"].size() == 3);
+  CHECK(m["roots"][1]["where"] == "host:" + a_name);
+  CHECK(m["roots"][1]["placed_at"] == "hosts/" + a_name);
+  CHECK(m["roots"][2]["placed_at"] == "hosts/" + b_name);
+
+  temp_dir target("/dev/shm");
+  const std::string report = rec.work / "shared-report.json";
+  REQUIRE(run(fmt::format("{} replay {} {} --timing afap --no-progress --report {} >{}.out 2>&1",
+                          FSRR_BIN, merged, target.path(), report, report)) == 0);
+  INFO(slurp(report + ".out"));
+  CHECK(nlohmann::json::parse(slurp(report))["mismatches"] == 0);
+  CHECK(run(fmt::format("{} verify {} {} >{} 2>&1", FSRR_BIN, merged, target.path(),
+                        rec.work / "shared-verify.out")) == 0);
+  INFO(slurp(rec.work / "shared-verify.out"));
+  // one shared log of both hosts' 120 lines; two local logs: a's "a\n" and, since b found
+  // a's file on this one machine, b's own "a\nb\n"
+  struct stat shared_log {}, a_log {}, b_log {}, renamed {};
+  REQUIRE(::stat((target.path() + "/root1" + h.shared + "/log").c_str(), &shared_log) == 0);
+  CHECK(shared_log.st_size == 6 * (9 * 5 + 11 * 6));
+  REQUIRE(::stat((target.path() + "/hosts/" + a_name + h.local + "/log").c_str(), &a_log) == 0);
+  CHECK(a_log.st_size == 2);
+  REQUIRE(::stat((target.path() + "/hosts/" + b_name + h.local + "/log").c_str(), &b_log) == 0);
+  CHECK(b_log.st_size == 4);
+  CHECK(::stat((target.path() + "/root1" + h.local).c_str(), &renamed) != 0);
+  REQUIRE(::stat((target.path() + "/root1" + h.shared + "/renamed-by-b").c_str(), &renamed) == 0);
+  CHECK(renamed.st_size == 6);
+
+  // --map moves a host's own paths by its directory's name
+  temp_dir mapped("/dev/shm"), elsewhere("/dev/shm");
+  REQUIRE(run(fmt::format("{} replay {} {} --map /hosts/{}={} --timing afap --no-progress >{} "
+                          "2>&1 && {} verify {} {} --map /hosts/{}={} >>{} 2>&1",
+                          FSRR_BIN, merged, mapped.path(), a_name, elsewhere.path(),
+                          rec.work / "mapped.out", FSRR_BIN, merged, mapped.path(), a_name,
+                          elsewhere.path(), rec.work / "mapped.out")) == 0);
+  INFO(slurp(rec.work / "mapped.out"));
+  CHECK(::stat((elsewhere.path() + h.local + "/log").c_str(), &a_log) == 0);
+  CHECK(::stat((mapped.path() + "/hosts/" + a_name).c_str(), &a_log) != 0);
+
+  // refused in one line, nothing written: a prefix that is not one, a merged input
+  const std::string err = rec.work / "shared.err", out = rec.work / "never.trace";
+  CHECK(run(fmt::format("{} merge {} {} --shared / -o {} 2>{}", FSRR_BIN, h.a, h.b, out, err)) == 1);
+  CHECK(slurp(err) == "fsrr: merge --shared '/': expected the absolute path of a directory other "
+                      "than /, of plain names (e.g. /mnt/lustre)\n");
+  CHECK(run(fmt::format("{} merge {} {} --shared {} -o {} 2>{}", FSRR_BIN, h.merged, h.b,
+                        h.shared, out, err)) == 1);
+  CHECK(slurp(err).find("is a merge of 2 hosts already") != std::string::npos);
+  struct stat none {};
+  CHECK(::stat(out.c_str(), &none) != 0);
 }
 
 TEST_CASE("merge refuses a trace with itself, and fewer than two traces", "[merge]") {

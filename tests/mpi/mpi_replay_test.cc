@@ -273,6 +273,20 @@ TEST_CASE(
   struct stat renamed {};
   CHECK(::stat((target.path() + shared + "/renamed-by-b").c_str(), &renamed) == 0);
   CHECK(renamed.st_size == 6);
+
+  // merged with --shared: each host's own paths in a root of its own, a rank each
+  const std::string split = work / "split.trace";
+  REQUIRE(run(fmt::format("{} merge {} {} --shared {} -o {} >{} 2>&1", FSRR_BIN, h.a, h.b,
+                          shared, split, work / "split.log")) == 0);
+  fsrr::test::temp_dir split_target("/dev/shm");
+  const replayed two = replay(work, split, split_target.path(), "split", 2);
+  INFO(two.out << two.err);
+  REQUIRE(two.status == 0);
+  CHECK(two.report["mismatches"] == 0);
+  CHECK(verify(work, split, split_target.path()) == 0);
+  INFO(slurp(work / "verify.log"));
+  CHECK(::stat((split_target.path() + "/root1" + shared + "/renamed-by-b").c_str(), &renamed) == 0);
+  CHECK(::stat((split_target.path() + "/hosts").c_str(), &renamed) == 0);
 }
 
 TEST_CASE("with more ranks than processes the idle ranks say so and the replay is whole", "[mpi]") {

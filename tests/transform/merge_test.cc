@@ -2,11 +2,13 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "anonymize.h"
 #include "merge.h"
@@ -109,7 +111,10 @@ TEST_CASE("merge puts two hosts on one clock and keeps their threads, fds and fi
   CHECK(h.trace_id != h.hosts[0].trace_id);
   CHECK(h.clock_realtime_ns == epoch);
   CHECK(h.hostname == "alpha,beta");
-  CHECK(h.derived == "merge of 2 traces");
+  // /shared/log in both trees, /shared/new made by a and in b's tree
+  CHECK(h.derived == "merge of 2 traces; 2 files outside the system directories united across "
+                     "hosts");
+  CHECK(m.result.united == 2);
   CHECK(m.result.offsets_ns == std::vector<uint64_t>{0, 500'000'000});
 
   REQUIRE(r.thread_count() == 2);
@@ -676,4 +681,106 @@ TEST_CASE("merge names each host its own: a name met again gets #N, counted from
   const std::string first = anon.header().hosts[0].name;
   CHECK(first != "alpha");
   CHECK(anon.header().hosts[1].name == first + "#2");
+}
+
+namespace {
+
+// A host that appends to /shared/log and reads its own /tmp/x, found `x_size` bytes long.
+void write_with_own_tmp(const std::string& path, const std::string& name, int64_t start,
+                        uint64_t x_size) {
+  test::trace_builder b(path, host(name, 5'000'000'000, start));
+  const thread_id t = b.thread(100, 100, 1);
+  b.tree_dir("/shared");
+  b.tree_file("/shared/log", 0, 0644, b.file(7));
+  b.tree_dir("/tmp");
+  b.tree_file("/tmp/x", x_size, 0644, b.file(20));
+  event& o = b.at(t, 1'000'000, op::openat, 3);
+  o.path = b.path("/tmp/x"), o.file = b.file(20), o.flags = O_RDONLY;
+  event& r = b.at(t, 1'010'000, op::read, static_cast<int64_t>(x_size));
+  r.fd = 3, r.file = b.file(20), r.size = x_size;
+  event& l = b.at(t, 2'000'000, op::openat, 4);
+  l.path = b.path("/shared/log"), l.file = b.file(7), l.flags = O_WRONLY | O_APPEND;
+  b.finish();
+}
+
+struct own_tmp {
+  test::temp_dir tmp;
+  std::string a = tmp / "a.trace", b = tmp / "b.trace", out = tmp / "ab.trace";
+  own_tmp(uint64_t a_size, uint64_t b_size) {
+    write_with_own_tmp(a, "alpha", epoch, a_size);
+    write_with_own_tmp(b, "beta", epoch + 1'000'000, b_size);
+  }
+  result<merge_result> run(std::vector<std::string> shared) {
+    trace_reader ra = or_throw(trace_reader::open(a)), rb = or_throw(trace_reader::open(b));
+    merge_options o;
+    o.force = true;
+    o.shared = std::move(shared);
+    return merge({&ra, &rb}, {a, b}, out, o);
+  }
+};
+
+// The output's tree as "placed path size".
+std::vector<std::string> placed_tree(trace_reader& r) {
+  std::vector<std::string> out;
+  for (const tree_entry& e : r.tree())
+    out.push_back(fmt::format("{} {}", r.placed_path(e.path), S_ISDIR(e.mode) ? "dir" : std::to_string(e.size)));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("merge --shared: paths outside the shared prefixes and the system directories are "
+          "each host's own, in a root of their own",
+          "[merge]") {
+  // two hosts' /tmp/x of different sizes: one path, two states, nothing explaining it
+  own_tmp two(3, 7);
+  const auto united = two.run({});
+  REQUIRE(!united);
+  CHECK(united.error().message.find("/tmp/x: two states at once: a file of 3 bytes") !=
+        std::string::npos);
+  const merge_result res = or_throw(two.run({"/shared"}));
+  CHECK(res.united == 0);
+  CHECK(res.host_dirs == std::vector<std::string>{"alpha", "beta"});
+  trace_reader r = or_throw(trace_reader::open(two.out));
+  REQUIRE(r.roots().size() == 3);
+  CHECK(r.string(r.roots()[1].where) == "host:alpha");
+  CHECK(r.string(r.roots()[2].where) == "host:beta");
+  CHECK(placed_tree(r) == std::vector<std::string>{"/root1/shared dir", "/root1/shared/log 0",
+                                                   "/root2/tmp dir", "/root2/tmp/x 3",
+                                                   "/root3/tmp dir", "/root3/tmp/x 7"});
+  CHECK(r.header().derived == "merge of 2 traces; shared: /shared; each host's other paths its own");
+  // each host's events name its own /tmp/x
+  std::vector<std::string> opened;
+  auto events = r.events();
+  for (event e; events.next(e);)
+    if (e.kind == op::openat)
+      opened.push_back(fmt::format("{}:{}", r.thread(e.thread).host, r.placed_path(e.path)));
+  std::sort(opened.begin(), opened.end());
+  CHECK(opened == std::vector<std::string>{"0:/root1/shared/log", "0:/root2/tmp/x",
+                                           "1:/root1/shared/log", "1:/root3/tmp/x"});
+
+  // anonymized, a host's root is named as its host
+  const std::string anon = two.tmp / "anon.trace", key = two.tmp / "key";
+  REQUIRE(::system(("echo 'a passphrase' >" + key).c_str()) == 0);
+  anonymize_options ao;
+  ao.key_file = key;
+  or_throw(anonymize(r, anon, ao));
+  trace_reader an = or_throw(trace_reader::open(anon));
+  REQUIRE(an.roots().size() == 3);
+  CHECK(an.string(an.roots()[1].where) == "host:" + an.header().hosts[0].name);
+  CHECK(an.string(an.roots()[2].where) == "host:" + an.header().hosts[1].name);
+  CHECK(an.header().hosts[0].name != "alpha");
+}
+
+TEST_CASE("merge counts the files outside the system directories several hosts name", "[merge]") {
+  own_tmp same(3, 3);
+  CHECK(or_throw(same.run({})).united == 2);  // /tmp/x and /shared/log
+  trace_reader r = or_throw(trace_reader::open(same.out));
+  CHECK(r.header().derived ==
+        "merge of 2 traces; 2 files outside the system directories united across hosts");
+  CHECK(r.roots().size() == 1);
+  CHECK(or_throw(same.run({"/shared"})).united == 0);
+  for (const char* bad : {"shared", "/", "/a//b", "/a/", "/a/../b", "/a/."})
+    CHECK(!same.run({bad}));
 }
