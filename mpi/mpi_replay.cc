@@ -10,11 +10,14 @@
 #include <atomic>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "rank_beacon.h"
 #include "rank_link.h"
 #include "rank_plan.h"
 #include "schedule.h"
@@ -49,18 +52,27 @@ std::optional<failed> agree(MPI_Comm comm, int rank, const result<void>& step) {
   return failed{first, why};
 }
 
-// Watches the ranks on this host with pidfds: one that ends before the job does (kill -9, a
-// crash) is named at once by the lowest surviving rank here, and every survivor exits 1 —
-// nothing of the job is left waiting on a peer that will never answer (mpirun would tear the
-// job down too, but silently). A rank that leaves on purpose (this watcher's own exit, an
-// MPI_Abort) first marks itself in memory the ranks of a host share, so that the others do not
-// take it for one that died: only the rank that really died is named, and only once.
+// Watches the ranks: one that ends before the job does (kill -9, a crash) is named at once in
+// one line, and every survivor exits 1 — nothing of the job is left waiting on a peer that will
+// never answer (mpirun would tear the job down too, but silently). Rank 0 names every rank
+// linked to it (rank_beacon: a connection whose end without a goodbye is a death, wherever the
+// rank ran, also alone on its node); the ranks of a node watch each other with pidfds, to end
+// at once when one of them dies, and the lowest survivor there names rank 0 and any rank not
+// linked. A rank that leaves on purpose (this watcher's own exit, an MPI_Abort) first marks
+// itself in memory the ranks of a node share and says goodbye to rank 0, so that the others do
+// not take it for one that died: only the rank that really died is named, and only once.
 class peer_watch {
  public:
   // Collective.
   peer_watch(MPI_Comm comm, int rank, const std::vector<peer>& peers) : rank_(rank), peers_(peers) {
     MPI_Comm node;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    // FSRR_TEST_RANK_NODES=own: each rank its own node, as if the job's ranks ran on as many
+    // hosts (the tests' way to have a rank alone on its node on one machine).
+    const char* test_nodes = std::getenv("FSRR_TEST_RANK_NODES");
+    if (test_nodes && std::string_view(test_nodes) == "own")
+      MPI_Comm_split(comm, rank, 0, &node);
+    else
+      MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
     int node_rank = 0;
     MPI_Comm_rank(node, &node_rank);
     const MPI_Aint bytes = node_rank == 0 ? static_cast<MPI_Aint>(peers.size()) : 0;
@@ -84,8 +96,12 @@ class peer_watch {
     for (const int r : ranks) {
       if (r == rank || r < 0 || static_cast<size_t>(r) >= peers.size()) continue;
       const int fd = static_cast<int>(::syscall(SYS_pidfd_open, peers[r].pid, 0));
-      if (fd >= 0) watched_.push_back({r, fd});
+      if (fd >= 0) watched_.push_back({r, fd, false});
     }
+    beacon_ = rank_beacon::open(comm, rank, static_cast<int>(peers.size()));
+    if (rank == 0)
+      for (size_t r = 1; r < beacon_.fds().size(); ++r)
+        if (beacon_.fds()[r] >= 0) watched_.push_back({static_cast<int>(r), beacon_.fds()[r], true});
     if (!watched_.empty()) thread_ = std::thread(&peer_watch::run, this);
   }
   ~peer_watch() { stop(); }
@@ -93,7 +109,8 @@ class peer_watch {
   void stop() {
     quit_.store(true);
     if (thread_.joinable()) thread_.join();
-    for (const auto& w : watched_) ::close(w.fd);
+    for (const auto& w : watched_)
+      if (!w.link) ::close(w.fd);  // the beacon's are the beacon's
     watched_.clear();
     if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
     leaving_ = nullptr;
@@ -101,11 +118,15 @@ class peer_watch {
   void phase(const char* p) { phase_.store(p); }
   int ranks_here() const { return ranks_here_; }
   // This rank goes on purpose: not a death for the others to report.
-  void leaving() { mark(rank_); }
+  void leaving() {
+    mark(rank_);
+    beacon_.goodbye();
+  }
 
  private:
   struct watched {
     int rank, fd;
+    bool link;  // rank 0's connection to it (else a pidfd of a rank on this node)
   };
   void mark(int r) {
     if (leaving_) __atomic_store_n(&leaving_[r], uint8_t{1}, __ATOMIC_SEQ_CST);
@@ -114,35 +135,62 @@ class peer_watch {
   void run() {
     std::vector<pollfd> fds;
     for (const auto& w : watched_) fds.push_back({w.fd, POLLIN, 0});
+    std::vector<bool> said_goodbye(peers_.size(), false);
     while (!quit_.load()) {
       if (::poll(fds.data(), fds.size(), 100) <= 0) continue;
       if (quit_.load()) return;
       int dead = -1;
+      bool unreachable = false;
       for (size_t i = 0; i < fds.size(); ++i) {
-        if (!(fds[i].revents & (POLLIN | POLLHUP))) continue;
-        fds[i].fd = -1;  // poll no more
-        if (!left(watched_[i].rank) && (dead < 0 || watched_[i].rank < dead))
-          dead = watched_[i].rank;
+        if (!fds[i].revents) continue;
+        const watched& w = watched_[i];
+        if (w.link) {
+          const rank_beacon::news n = rank_beacon::read(w.fd);
+          if (n == rank_beacon::news::none) continue;
+          fds[i].fd = -1;  // poll no more
+          if (n == rank_beacon::news::left) {
+            said_goodbye[static_cast<size_t>(w.rank)] = true;
+            continue;
+          }
+          if (said_goodbye[static_cast<size_t>(w.rank)]) continue;
+          unreachable = n == rank_beacon::news::unreachable;
+        } else {
+          fds[i].fd = -1;
+          if (left(w.rank) || said_goodbye[static_cast<size_t>(w.rank)]) continue;
+        }
+        if (dead < 0 || w.rank < dead) dead = w.rank;
       }
       if (dead < 0) continue;  // gone on purpose: its own line, if any, is said
-      // The lowest rank here that did not die speaks; the others only go.
+      // Rank 0 names a rank linked to it; else the lowest rank here that did not die. The
+      // others only go.
       int speaker = rank_;
-      for (const auto& w : watched_)
-        if (w.rank < speaker && w.rank != dead && !dead_or_gone_unmarked(w)) speaker = w.rank;
+      if (beacon_.linked()[static_cast<size_t>(dead)]) {
+        speaker = 0;
+      } else {
+        for (const auto& w : watched_)
+          if (!w.link && w.rank < speaker && w.rank != dead && !dead_or_gone_unmarked(w))
+            speaker = w.rank;
+      }
       mark(rank_);
       if (speaker == rank_) {
         std::fflush(stdout);
-        fmt::print(stderr,
-                   "fsrr: rank {}: ended {} without a word (pid {} on {}: killed or "
-                   "crashed)\n",
-                   dead, phase_.load(), peers_[static_cast<size_t>(dead)].pid,
-                   peers_[static_cast<size_t>(dead)].host);
+        const peer& p = peers_[static_cast<size_t>(dead)];
+        if (unreachable)
+          fmt::print(stderr,
+                     "fsrr: rank {}: stopped answering {} (pid {} on {}: its node is down or "
+                     "cut off)\n",
+                     dead, phase_.load(), p.pid, p.host);
+        else
+          fmt::print(stderr,
+                     "fsrr: rank {}: ended {} without a word (pid {} on {}: killed or "
+                     "crashed)\n",
+                     dead, phase_.load(), p.pid, p.host);
         std::fflush(stderr);
       }
       ::_exit(1);
     }
   }
-  // A rank that is gone without marking itself: dead too, it cannot speak.
+  // A rank here that is gone without marking itself: dead too, it cannot speak.
   bool dead_or_gone_unmarked(const watched& w) const {
     pollfd p{w.fd, POLLIN, 0};
     return ::poll(&p, 1, 0) > 0 && !left(w.rank);
@@ -156,6 +204,7 @@ class peer_watch {
   int ranks_here_ = 1;
   MPI_Win win_ = MPI_WIN_NULL;
   uint8_t* leaving_ = nullptr;  // by rank, in memory the ranks of this host share
+  rank_beacon beacon_;
 };
 
 // Every rank's bytes to rank 0 (empty elsewhere).

@@ -333,9 +333,11 @@ TEST_CASE("a rank that fails stops every rank, all exit non-zero, and one line n
   CHECK(r.report["stopped"].get<std::string>().find("ENOSPC") != std::string::npos);
 }
 
-TEST_CASE("a rank killed mid-replay ends the job with every rank gone and one line naming it",
-          "[mpi]") {
-  if (!can_run_mpi()) return;
+namespace {
+
+// Kills rank 2 of four in the middle of a faithful replay; `env` goes before mpirun. The job's
+// stderr, once mpirun has ended.
+void kill_rank_two(const std::string& env) {
   fsrr::test::temp_dir work("/dev/shm");
   // ~4 s of appends by four processes, replayed faithfully: long enough to kill one rank
   // in the middle.
@@ -347,8 +349,8 @@ wait
 )");
   fsrr::test::temp_dir target("/dev/shm");
   const std::string cmd =
-      fmt::format("exec env {} -n 4 {} replay --mpi {} {} --timing faithful >{} 2>{}", mpirun,
-                  FSRR_BIN, trace, target.path(), work / "kill.out", work / "kill.err");
+      fmt::format("exec env {} {} -n 4 {} replay --mpi {} {} --timing faithful >{} 2>{}", env,
+                  mpirun, FSRR_BIN, trace, target.path(), work / "kill.out", work / "kill.err");
   const char* argv[] = {"sh", "-c", cmd.c_str(), nullptr};
   mpirun_job job;
   REQUIRE(::posix_spawn(&job.pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ) ==
@@ -392,4 +394,20 @@ wait
     INFO("rank " << r << " pid " << p);
     CHECK_FALSE(alive(p));
   }
+}
+
+}  // namespace
+
+TEST_CASE("a rank killed mid-replay ends the job with every rank gone and one line naming it",
+          "[mpi]") {
+  if (!can_run_mpi()) return;
+  kill_rank_two("");
+}
+
+// Each rank its own node: no peer watches rank 2 there, rank 0 alone can name it (its
+// connection to rank 0 ends without a goodbye).
+TEST_CASE("a rank alone on its node killed mid-replay is named by rank 0, and every rank is gone",
+          "[mpi]") {
+  if (!can_run_mpi()) return;
+  kill_rank_two("FSRR_TEST_RANK_NODES=own");
 }
