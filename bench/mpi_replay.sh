@@ -2,8 +2,10 @@
 # mpi_replay.sh [FILES] [ROUNDS]: the MPI replay on this machine. Records (as root, with eBPF)
 # two hosts' worth of work at once, each four cp -a of FILES files (default 1000, 4 KiB) and a
 # log all eight append to, and merges the two traces (fsrr merge); replays the merged trace into
-# tmpfs with plain `fsrr replay` and with `mpirun -n 1, 2, 4 fsrr replay --mpi`, afap (wall time, events/s, start skew, waits for another rank's op; medians of ROUNDS,
-# default 3). Then records four paced writers (bench/paced_writer.py, 3 s each, at once) and
+# tmpfs with plain `fsrr replay` and with `mpirun -n 1, 2, 4 fsrr replay --mpi`, afap (wall
+# time, events/s, start skew, waits for another rank's op; medians of ROUNDS, default 3), and
+# per rank the time to read the trace's tables, to have the plan, and the peak RSS. FILES=13888
+# is the seed tree's count: 8 x 13,888 = 111,104 files. Then records four paced writers (bench/paced_writer.py, 3 s each, at once) and
 # replays them faithfully the same ways: the duration error, the start skew and each rank's
 # lateness p99.
 set -euo pipefail
@@ -87,6 +89,17 @@ for key in ["0", "1", "2", "4"]:
                        for k in rs[0].get("ranks", []))
     print(f"{name:<14}{wall:>8.3f} ({walls[0]:.3f}-{walls[-1]:.3f}){ev / wall:>12.0f}{skew:>10.1f}"
           f"{waits:>8.0f}{max(r['mismatches'] for r in rs):>7}  {by_rank}")
+print("\nper rank, afap, median of the rounds: start = reading the trace's tables (open) + the plan "
+      "(rank 0 works it out from two passes over the events; the others receive it); peak RSS of "
+      "the rank's process")
+print(f"{'ranks':<14}{'rank':>5}{'events':>10}{'open s':>9}{'plan s':>9}{'peak RSS MiB':>14}")
+for key in ["1", "2", "4"]:
+    rs = runs[key]
+    for k in range(len(rs[0].get("ranks", []))):
+        rows = [r["ranks"][k] for r in rs]
+        med = lambda f: statistics.median(row[f] for row in rows)
+        print(f"{'mpirun -n ' + key:<14}{k:>5}{rows[0]['events']:>10}{med('open_ns') / 1e9:>9.3f}"
+              f"{med('plan_ns') / 1e9:>9.3f}{med('peak_rss_bytes') / 2**20:>14.1f}")
 print(f"\nfaithful into tmpfs: four paced writers, {paced['events']} events, "
       f"{paced['duration_ns'] / 1e9:.3f} s recorded; lateness in us")
 for key in ["f0", "f1", "f2", "f4"]:

@@ -3,7 +3,9 @@
 #include <mpi.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -238,6 +240,18 @@ std::string host_name() {
   return h;
 }
 
+uint64_t monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t peak_rss_bytes() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<uint64_t>(u.ru_maxrss) * 1024;
+}
+
 int usable_cpus() {
   cpu_set_t cpus;
   return ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
@@ -306,6 +320,9 @@ std::optional<failed> merge_ranks(const std::vector<std::vector<uint8_t>>& all,
     row.lateness = s.lateness;
     row.remote_waits = s.remote_waits;
     row.recorded_hosts = r->recorded_hosts;
+    row.open_ns = r->open_ns;
+    row.plan_ns = r->plan_ns;
+    row.peak_rss_bytes = r->peak_rss_bytes;
     rep.ranks.push_back(row);
     // The start instants as measured, on rank 0's clock.
     if (s.started_ns) {
@@ -336,21 +353,48 @@ std::optional<failed> merge_ranks(const std::vector<std::vector<uint8_t>>& all,
 result<int> job(MPI_Comm comm, int rank, int size, const std::string& trace_path,
                 replay_options options, const std::string& report, peer_watch& watch) {
   auto say_failed = [&](const failed& f) { return ranks_failed(comm, rank, f); };
-  // Every rank reads the trace and works out the plan; a trace one rank cannot read stops all.
+  // Every rank reads the trace's tables; rank 0 alone works out the plan (two passes over the
+  // events) and hands it to the others. A trace one rank cannot read stops all.
   std::optional<trace_reader> trace;
   std::optional<rank_plan> plan;
+  const uint64_t began = monotonic_ns();
+  uint64_t opened_at = began;
   result<void> step = [&]() -> result<void> {
     // Refused on any rank: refused on all, before rank 0 builds the tree.
     if (options.realtime && options.timing != "afap") FSRR_TRY(realtime_allowed());
     auto t = trace_reader::open(trace_path);
     if (!t) return tl::unexpected(t.error());
     trace.emplace(std::move(*t));
-    auto p = rank_plan::make(*trace, size);
-    if (!p) return tl::unexpected(p.error());
-    plan.emplace(std::move(*p));
+    opened_at = monotonic_ns();
+    if (rank == 0) {
+      auto p = rank_plan::make(*trace, size);
+      if (!p) return tl::unexpected(p.error());
+      plan.emplace(std::move(*p));
+    }
     return {};
   }();
   if (auto f = agree(comm, rank, step)) return say_failed(*f);
+  {
+    std::vector<uint8_t> bytes = rank == 0 ? plan->to_bytes() : std::vector<uint8_t>();
+    uint64_t len = bytes.size();
+    MPI_Bcast(&len, 1, MPI_UINT64_T, 0, comm);
+    bytes.resize(len);
+    for (uint64_t at = 0; at < len;) {  // MPI counts in int
+      const int n = static_cast<int>(std::min<uint64_t>(len - at, 1u << 30));
+      MPI_Bcast(bytes.data() + at, n, MPI_BYTE, 0, comm);
+      at += static_cast<uint64_t>(n);
+    }
+    step = {};
+    if (rank != 0) {
+      auto p = rank_plan::from_bytes(bytes, *trace, size);
+      if (p)
+        plan.emplace(std::move(*p));
+      else
+        step = tl::unexpected(p.error());
+    }
+    if (auto f = agree(comm, rank, step)) return say_failed(*f);
+  }
+  const uint64_t planned_at = monotonic_ns();
 
   const rank_share& mine = plan->share(rank);
   const bool idle = mine.threads == 0;
@@ -388,6 +432,9 @@ result<int> job(MPI_Comm comm, int rank, int size, const std::string& trace_path
   me.idle = idle;
   me.clock_offset_ns = link.clock_offset();
   me.recorded_hosts = mine.hosts;
+  me.open_ns = opened_at - began;
+  me.plan_ns = planned_at - opened_at;
+  me.peak_rss_bytes = peak_rss_bytes();
   me.stats = outcome.report.replay;
   me.stats.first_mismatches.resize(std::min<size_t>(me.stats.first_mismatches.size(), 10));
   // What stopped this rank, if it stopped on its own: rank 0 names the first such.

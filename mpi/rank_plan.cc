@@ -1,6 +1,7 @@
 #include "rank_plan.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <numeric>
 
@@ -239,6 +240,94 @@ result<rank_plan> rank_plan::make(trace_reader& trace, int ranks) {
 
   FSRR_TRY(plan.mark_keys(trace, threads));
   return plan;
+}
+
+namespace {
+
+struct plan_writer {
+  std::vector<uint8_t> out;
+  template <typename T>
+  void put(const T& v) {
+    const auto* p = reinterpret_cast<const uint8_t*>(&v);
+    out.insert(out.end(), p, p + sizeof v);
+  }
+  template <typename T>
+  void put_all(const std::vector<T>& v) {
+    put(static_cast<uint64_t>(v.size()));
+    const auto* p = reinterpret_cast<const uint8_t*>(v.data());
+    out.insert(out.end(), p, p + v.size() * sizeof(T));
+  }
+};
+
+struct plan_reader {
+  std::span<const uint8_t> in;
+  bool ok = true;
+  template <typename T>
+  T get() {
+    T v{};
+    if (in.size() < sizeof v) {
+      ok = false;
+      return v;
+    }
+    std::memcpy(&v, in.data(), sizeof v);
+    in = in.subspan(sizeof v);
+    return v;
+  }
+  template <typename T>
+  std::vector<T> get_all(uint64_t at_most) {
+    const auto n = get<uint64_t>();
+    if (!ok || n > at_most || n * sizeof(T) > in.size()) {
+      ok = false;
+      return {};
+    }
+    std::vector<T> v(n);
+    std::memcpy(v.data(), in.data(), n * sizeof(T));
+    in = in.subspan(n * sizeof(T));
+    return v;
+  }
+};
+
+}  // namespace
+
+std::vector<uint8_t> rank_plan::to_bytes() const {
+  plan_writer w;
+  w.put(static_cast<uint32_t>(shares_.size()));
+  for (const rank_share& s : shares_) {
+    w.put(s.events);
+    w.put(s.threads);
+    w.put(s.processes);
+    w.put(s.groups);
+    w.put_all(s.hosts);
+  }
+  w.put(kept_together_);
+  w.put_all(rank_of_);
+  w.put_all(file_ranks_);
+  w.put_all(path_ranks_);
+  return std::move(w.out);
+}
+
+result<rank_plan> rank_plan::from_bytes(std::span<const uint8_t> bytes, trace_reader& trace,
+                                        int ranks) {
+  plan_reader r{bytes};
+  rank_plan p;
+  const auto n = r.get<uint32_t>();
+  if (!r.ok || n != static_cast<uint32_t>(ranks)) return failure("rank plan: not for {} ranks", ranks);
+  p.shares_.resize(n);
+  for (rank_share& s : p.shares_) {
+    s.events = r.get<uint64_t>();
+    s.threads = r.get<uint32_t>();
+    s.processes = r.get<uint32_t>();
+    s.groups = r.get<uint32_t>();
+    s.hosts = r.get_all<uint16_t>(0xffff);
+  }
+  p.kept_together_ = r.get<uint32_t>();
+  p.rank_of_ = r.get_all<int32_t>(trace.thread_count() + 1);
+  p.file_ranks_ = r.get_all<uint64_t>(trace.file_count() + 1);
+  p.path_ranks_ = r.get_all<uint64_t>(trace.path_count() + 1);
+  if (!r.ok || !r.in.empty()) return failure("rank plan: damaged on its way from rank 0");
+  for (const int32_t k : p.rank_of_)
+    if (k < -1 || k >= ranks) return failure("rank plan: a thread of rank {}", k);
+  return p;
 }
 
 uint64_t rank_plan::ranks_of_key(uint64_t key) const {

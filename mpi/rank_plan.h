@@ -45,6 +45,12 @@ class rank_plan {
   // Processes kept on another's rank because they share open files with it.
   uint32_t processes_kept_together() const { return kept_together_; }
 
+  // The plan as bytes, for rank 0 to hand the others (who then need not read the trace's
+  // events twice to work it out), and back; a plan whose sizes do not fit `trace` is refused.
+  std::vector<uint8_t> to_bytes() const;
+  static result<rank_plan> from_bytes(std::span<const uint8_t> bytes, trace_reader& trace,
+                                      int ranks);
+
   // Ordering keys (replayer/ordering.h): the ranks other than `self` whose threads touch one of
   // them, as bits r % 64; and whether a thread of `self` touches this one.
   uint64_t watchers(std::span<const uint64_t> keys, int self) const;

@@ -41,6 +41,9 @@ std::vector<uint8_t> to_wire(const rank_result& r) {
                   {"idle", r.idle},
                   {"offset", r.clock_offset_ns},
                   {"recorded_hosts", r.recorded_hosts},
+                  {"open_ns", r.open_ns},
+                  {"plan_ns", r.plan_ns},
+                  {"peak_rss_bytes", r.peak_rss_bytes},
                   {"wall_ns", s.wall_ns},
                   {"events", s.events},
                   {"threads", s.threads},
@@ -79,6 +82,9 @@ result<rank_result> from_wire(const std::vector<uint8_t>& bytes) {
     r.idle = j.at("idle");
     r.clock_offset_ns = j.at("offset");
     r.recorded_hosts = j.at("recorded_hosts").get<std::vector<uint16_t>>();
+    r.open_ns = j.at("open_ns");
+    r.plan_ns = j.at("plan_ns");
+    r.peak_rss_bytes = j.at("peak_rss_bytes");
     replay_stats& s = r.stats;
     s.wall_ns = j.at("wall_ns");
     s.events = j.at("events");

@@ -18,6 +18,9 @@ struct rank_result {
   bool idle = false;                     // no recorded thread was its to replay
   int64_t clock_offset_ns = 0;           // its CLOCK_MONOTONIC minus rank 0's
   std::vector<uint16_t> recorded_hosts;  // the trace's hosts whose processes it replays
+  uint64_t open_ns = 0;         // reading the trace's header, tables and tree
+  uint64_t plan_ns = 0;         // the plan: worked out (rank 0) or received from rank 0
+  uint64_t peak_rss_bytes = 0;  // the rank's peak resident memory, at the end
   replay_stats stats;  // its own ops; data flow left out (every rank models all of it)
 };
 

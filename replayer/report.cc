@@ -275,7 +275,10 @@ std::string report_json(const replay_report& r) {
                             {"wall_ns", k.wall_ns},
                             {"clock_offset_ns", k.clock_offset_ns},
                             {"dependency_waits", k.remote_waits},
-                            {"recorded_hosts", k.recorded_hosts}};
+                            {"recorded_hosts", k.recorded_hosts},
+                            {"open_ns", k.open_ns},
+                            {"plan_ns", k.plan_ns},
+                            {"peak_rss_bytes", k.peak_rss_bytes}};
       if (s.timed) row["lateness_ns"] = quantiles(k.lateness);
       ranks.push_back(std::move(row));
     }
@@ -472,12 +475,15 @@ std::string report_table(const replay_report& r) {
     t += fmt::format(
         "\n{} ranks, start skew {} us, {} waits for another rank's op\n", r.ranks.size(),
         us(static_cast<uint64_t>(std::max<int64_t>(r.start_skew_ns, 0))), s.remote_waits);
-    t += fmt::format("{:<6}{:<20}{:>10}{:>8}{:>10}{:>12}{:>8}", "rank", "host", "events", "threads",
-                     "wall s", "offset us", "waits");
+    t += fmt::format("{:<6}{:<20}{:>10}{:>8}{:>9}{:>9}{:>8}{:>12}{:>8}", "rank", "host", "events",
+                     "threads", "start s", "wall s", "RSS MiB", "offset us", "waits");
     t += s.timed ? fmt::format("{:>9}{:>9}{:>9}\n", "late p50", "p99", "max") : "\n";
     for (const rank_report& k : r.ranks) {
-      t += fmt::format("{:<6}{:<20}{:>10}{:>8}{:>10.3f}{:>12.1f}{:>8}", k.rank, k.host, k.events,
-                       k.threads, static_cast<double>(k.wall_ns) / 1e9,
+      t += fmt::format("{:<6}{:<20}{:>10}{:>8}{:>9.3f}{:>9.3f}{:>8.0f}{:>12.1f}{:>8}", k.rank,
+                       k.host, k.events, k.threads,
+                       static_cast<double>(k.open_ns + k.plan_ns) / 1e9,
+                       static_cast<double>(k.wall_ns) / 1e9,
+                       static_cast<double>(k.peak_rss_bytes) / (1 << 20),
                        static_cast<double>(k.clock_offset_ns) / 1e3, k.remote_waits);
       if (s.timed)
         t += fmt::format("{:>9}{:>9}{:>9}", us(k.lateness.percentile(0.5)),

@@ -172,6 +172,9 @@ struct rank_report {
   latency_histogram lateness;            // timed modes
   uint64_t remote_waits = 0;             // ops that waited for another rank's op
   std::vector<uint16_t> recorded_hosts;  // the trace's hosts (indices) whose processes it replays
+  uint64_t open_ns = 0;         // reading the trace's header, tables and tree
+  uint64_t plan_ns = 0;         // working out who replays what (rank 0), or receiving it
+  uint64_t peak_rss_bytes = 0;  // peak resident memory of the rank's process
 };
 
 struct replay_report {
