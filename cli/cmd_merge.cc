@@ -62,6 +62,10 @@ command add_merge(CLI::App& app) {
               fmt::print("  {} system files (/usr, /etc...) differed between hosts: replayed as the "
                          "first host's\n",
                          r.differing_system);
+            for (const std::string& p : r.shared_unmet)
+              fmt::print("  --shared {}: no path of the traces lies beneath it (a typo? every path "
+                         "outside the system directories is its host's own)\n",
+                         p);
             if (!r.host_dirs.empty()) {
               std::string dirs;
               for (const auto& d : r.host_dirs) dirs += (dirs.empty() ? "hosts/" : ", hosts/") + d;

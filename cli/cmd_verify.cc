@@ -103,7 +103,7 @@ command add_verify(CLI::App& app) {
                                    o->seed);
             }
             for (size_t i = 0; i < diffs.size() && i < o->max_shown; ++i)
-              fmt::print("{}: {}\n", diffs[i].path, diffs[i].what);
+              fmt::print("{}: {}\n", target.shown(diffs[i].path), diffs[i].what);
             if (diffs.size() > o->max_shown)
               fmt::print("... and {} more\n", diffs.size() - o->max_shown);
             if (!diffs.empty()) {

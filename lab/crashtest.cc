@@ -273,6 +273,7 @@ class one_fs {
     auto trace = trace_reader::open(o_.trace);
     if (!trace) return tl::unexpected(trace.error());
     durability_oracle oracle(*trace);
+    layout_ = root_layout_of(*trace);  // where its roots lie beneath the target, as replayed
     std::vector<op> kinds;  // by seq
     auto events = trace->events();
     event e;
@@ -413,6 +414,7 @@ class one_fs {
   }
   uint64_t found_so_far() const { return findings_; }
   unsigned reorder_now_ = 0;  // the reordered subset being checked, 0: none
+  root_layout layout_;
 
   // A file lost is counted once, at the first point it was found lost; the listing names
   // the workload's promises before the initial tree's.
@@ -437,7 +439,7 @@ class one_fs {
     vo.times = false;
     vo.threads = 1;
     vo.content = &data;
-    auto target = target_root::open(target_dir);
+    auto target = target_root::open(target_dir, {}, layout_);
     // Every promise looked at in one pass (each compare() sets up buffers of its own); the
     // other names and versions only for the promises it found broken.
     std::map<std::string, std::string> broken;  // path -> what was found

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <thread>
 
@@ -68,13 +69,13 @@ class peer_watch {
   // Collective.
   peer_watch(MPI_Comm comm, int rank, const std::vector<peer>& peers) : rank_(rank), peers_(peers) {
     MPI_Comm node;
-    // FSRR_TEST_RANK_NODES=own: each rank its own node, as if the job's ranks ran on as many
-    // hosts (the tests' way to have a rank alone on its node on one machine).
-    const char* test_nodes = std::getenv("FSRR_TEST_RANK_NODES");
-    if (test_nodes && std::string_view(test_nodes) == "own")
-      MPI_Comm_split(comm, rank, 0, &node);
-    else
-      MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    // FSRR_TEST_RANK_NODES=own (rank 0's environment says, for all): no rank watches a peer
+    // of its node, as if each ran on a host of its own (the tests' way to have a rank alone on
+    // its node on one machine). The ranks still count the node's ranks for the CPUs they share.
+    const char* test_nodes = rank == 0 ? std::getenv("FSRR_TEST_RANK_NODES") : nullptr;
+    int alone = test_nodes && std::string_view(test_nodes) == "own" ? 1 : 0;
+    MPI_Bcast(&alone, 1, MPI_INT, 0, comm);
     int node_rank = 0;
     MPI_Comm_rank(node, &node_rank);
     const MPI_Aint bytes = node_rank == 0 ? static_cast<MPI_Aint>(peers.size()) : 0;
@@ -96,7 +97,7 @@ class peer_watch {
     MPI_Comm_free(&node);
     ranks_here_ = here;
     for (const int r : ranks) {
-      if (r == rank || r < 0 || static_cast<size_t>(r) >= peers.size()) continue;
+      if (alone || r == rank || r < 0 || static_cast<size_t>(r) >= peers.size()) continue;
       const int fd = static_cast<int>(::syscall(SYS_pidfd_open, peers[r].pid, 0));
       if (fd >= 0) watched_.push_back({r, fd, false});
     }
@@ -119,16 +120,22 @@ class peer_watch {
   }
   void phase(const char* p) { phase_.store(p); }
   int ranks_here() const { return ranks_here_; }
-  // This rank goes on purpose: not a death for the others to report.
+  // This rank goes on purpose: not a death for the others to report. At the job's end, or
+  // (aborting) because the job fails: then rank 0 names no rank that mpirun ends after it.
   void leaving() {
     mark(rank_);
     beacon_.goodbye();
+  }
+  void aborting() {
+    mark(rank_);
+    beacon_.ending();
   }
 
  private:
   struct watched {
     int rank, fd;
     bool link;  // rank 0's connection to it (else a pidfd of a rank on this node)
+    std::string pending = {};  // a word cut in two between reads
   };
   void mark(int r) {
     if (leaving_) __atomic_store_n(&leaving_[r], uint8_t{1}, __ATOMIC_SEQ_CST);
@@ -137,36 +144,57 @@ class peer_watch {
   void run() {
     std::vector<pollfd> fds;
     for (const auto& w : watched_) fds.push_back({w.fd, POLLIN, 0});
-    std::vector<bool> said_goodbye(peers_.size(), false);
+    std::vector<bool> went(peers_.size(), false);  // said a word before going: no death
+    bool job_ending = false;  // a rank aborted: those mpirun ends after it are not deaths
     while (!quit_.load()) {
       if (::poll(fds.data(), fds.size(), 100) <= 0) continue;
       if (quit_.load()) return;
       int dead = -1;
       bool unreachable = false;
+      auto died = [&](int r, bool cut_off) {
+        if (r < 0 || static_cast<size_t>(r) >= peers_.size() || r == rank_) return;
+        if (dead < 0 || r < dead) dead = r, unreachable = cut_off;
+      };
       for (size_t i = 0; i < fds.size(); ++i) {
         if (!fds[i].revents) continue;
-        const watched& w = watched_[i];
-        if (w.link) {
-          const rank_beacon::news n = rank_beacon::read(w.fd);
-          if (n == rank_beacon::news::none) continue;
+        watched& w = watched_[i];
+        const auto r = static_cast<size_t>(w.rank);
+        if (!w.link) {  // a rank of this node ended
           fds[i].fd = -1;  // poll no more
-          if (n == rank_beacon::news::left) {
-            said_goodbye[static_cast<size_t>(w.rank)] = true;
-            continue;
-          }
-          if (said_goodbye[static_cast<size_t>(w.rank)]) continue;
-          unreachable = n == rank_beacon::news::unreachable;
-        } else {
-          fds[i].fd = -1;
-          if (left(w.rank) || said_goodbye[static_cast<size_t>(w.rank)]) continue;
+          if (!left(w.rank) && !went[r] && !job_ending) died(w.rank, false);
+          continue;
         }
-        if (dead < 0 || w.rank < dead) dead = w.rank;
+        const rank_beacon::news n = rank_beacon::read(w.fd, w.pending);
+        switch (n.what) {
+          case rank_beacon::news::none:
+            break;
+          case rank_beacon::news::left:
+            went[r] = true;
+            break;
+          case rank_beacon::news::ending:
+            went[r] = true;
+            job_ending = true;
+            break;
+          case rank_beacon::news::saw_death:  // a peer of its node died; it goes
+            went[r] = true;
+            if (n.rank >= 0 && static_cast<size_t>(n.rank) < went.size() && !went[static_cast<size_t>(n.rank)])
+              died(n.rank, false);
+            break;
+          case rank_beacon::news::died:
+          case rank_beacon::news::unreachable:
+            fds[i].fd = -1;
+            if (!went[r] && !left(w.rank) && !job_ending)
+              died(w.rank, n.what == rank_beacon::news::unreachable);
+            break;
+        }
       }
       if (dead < 0) continue;  // gone on purpose: its own line, if any, is said
-      // Rank 0 names a rank linked to it; else the lowest rank here that did not die. The
-      // others only go.
+      // Rank 0 names a rank linked to it (a rank of the dead one's node tells it, if the
+      // death's own word is slower); else the lowest rank here that did not die. The others
+      // only go.
       int speaker = rank_;
-      if (beacon_.linked()[static_cast<size_t>(dead)]) {
+      const bool linked = beacon_.linked()[static_cast<size_t>(dead)];
+      if (linked) {
         speaker = 0;
       } else {
         for (const auto& w : watched_)
@@ -188,6 +216,12 @@ class peer_watch {
                      "crashed)\n",
                      dead, phase_.load(), p.pid, p.host);
         std::fflush(stderr);
+      }
+      if (rank_ != 0) {
+        if (linked)
+          beacon_.saw_death(dead);  // for rank 0 to name
+        else
+          beacon_.ending();  // named here: rank 0 names no rank mpirun ends now
       }
       ::_exit(1);
     }
@@ -375,7 +409,7 @@ result<int> job(MPI_Comm comm, int rank, int size, const std::string& trace_path
   }();
   if (auto f = agree(comm, rank, step)) return say_failed(*f);
   {
-    std::vector<uint8_t> bytes = rank == 0 ? plan->to_bytes() : std::vector<uint8_t>();
+    std::vector<uint8_t> bytes = rank == 0 ? plan->to_bytes(*trace) : std::vector<uint8_t>();
     uint64_t len = bytes.size();
     MPI_Bcast(&len, 1, MPI_UINT64_T, 0, comm);
     bytes.resize(len);
@@ -506,7 +540,7 @@ result<int> replay(const std::string& trace_path, replay_options options,
       std::fflush(stdout);
       fmt::print(stderr, "fsrr: rank {}: {}\n", rank, e.what());
       std::fflush(stderr);
-      watch.leaving();
+      watch.aborting();
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     // A rank that leaves must not look dead to a peer still watching: everyone stops watching

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -22,33 +23,48 @@
 namespace fsrr::mpi {
 namespace {
 
-constexpr char goodbye_byte = 'B';
+constexpr char goodbye_byte = 'B', ending_byte = 'E', death_byte = 'D';
 constexpr int addresses_max = 16;
 
-struct wire_address {
-  sockaddr_in6 addr{};  // IPv4 as v4-mapped
+struct hello {
+  uint64_t token;
+  int32_t rank;
+  int32_t pad = 0;
+};
+
+// An address of rank 0's listener: IPv6 (IPv4 as v4-mapped), or IPv4 where IPv6 is off.
+union wire_address {
+  sockaddr_in6 v6;
+  sockaddr_in v4;
+  sa_family_t family;
 };
 
 // Rank 0's addresses to try, loopback last: another node reaches one of the others, a rank of
-// this node any.
-std::vector<wire_address> own_addresses(uint16_t port) {
+// this node any. `v6`: the listener is IPv6 (dual-stack), else IPv4 only.
+std::vector<wire_address> own_addresses(uint16_t port, bool v6) {
   std::vector<wire_address> out, loop;
   ifaddrs* list = nullptr;
   if (::getifaddrs(&list) == 0) {
     for (ifaddrs* i = list; i; i = i->ifa_next) {
       if (!i->ifa_addr || !(i->ifa_flags & IFF_UP)) continue;
-      wire_address w;
-      w.addr.sin6_family = AF_INET6;
-      w.addr.sin6_port = htons(port);
-      if (i->ifa_addr->sa_family == AF_INET) {
+      wire_address w{};
+      if (i->ifa_addr->sa_family == AF_INET && !v6) {
+        w.v4.sin_family = AF_INET;
+        w.v4.sin_port = htons(port);
+        w.v4.sin_addr = reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr;
+      } else if (i->ifa_addr->sa_family == AF_INET) {
         const auto* v4 = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
-        w.addr.sin6_addr.s6_addr[10] = 0xff;
-        w.addr.sin6_addr.s6_addr[11] = 0xff;
-        std::memcpy(&w.addr.sin6_addr.s6_addr[12], &v4->sin_addr, 4);
-      } else if (i->ifa_addr->sa_family == AF_INET6) {
-        const auto* v6 = reinterpret_cast<const sockaddr_in6*>(i->ifa_addr);
-        if (IN6_IS_ADDR_LINKLOCAL(&v6->sin6_addr)) continue;  // needs a scope: not portable
-        w.addr.sin6_addr = v6->sin6_addr;
+        w.v6.sin6_family = AF_INET6;
+        w.v6.sin6_port = htons(port);
+        w.v6.sin6_addr.s6_addr[10] = 0xff;
+        w.v6.sin6_addr.s6_addr[11] = 0xff;
+        std::memcpy(&w.v6.sin6_addr.s6_addr[12], &v4->sin_addr, 4);
+      } else if (i->ifa_addr->sa_family == AF_INET6 && v6) {
+        const auto* a = reinterpret_cast<const sockaddr_in6*>(i->ifa_addr);
+        if (IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr)) continue;  // needs a scope: not portable
+        w.v6.sin6_family = AF_INET6;
+        w.v6.sin6_port = htons(port);
+        w.v6.sin6_addr = a->sin6_addr;
       } else {
         continue;
       }
@@ -70,10 +86,15 @@ void keepalive(int fd) {
 }
 
 // A connected socket to `a` within `timeout_ms`, or -1.
-int connect_to(const sockaddr_in6& a, int timeout_ms) {
-  const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+int connect_to(const wire_address& a, int timeout_ms) {
+  const bool v6 = a.family == AF_INET6;
+  if (!v6 && a.family != AF_INET) return -1;
+  const int fd = ::socket(a.family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -1;
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) {
+  const socklen_t len = v6 ? sizeof a.v6 : sizeof a.v4;
+  if (::connect(fd, v6 ? reinterpret_cast<const sockaddr*>(&a.v6)
+                       : reinterpret_cast<const sockaddr*>(&a.v4),
+                len) != 0) {
     pollfd p{fd, POLLOUT, 0};
     int err = 0;
     socklen_t len = sizeof err;
@@ -109,23 +130,38 @@ rank_beacon rank_beacon::open(MPI_Comm comm, int rank, int size) {
   int listener = -1;
   std::vector<wire_address> where(addresses_max);
   int count = 0;
+  uint64_t token = 0;
   if (rank == 0 && size > 1) {
-    listener = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (::getrandom(&token, sizeof token, 0) != static_cast<ssize_t>(sizeof token))
+      token = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+              static_cast<uint64_t>(::getpid()) << 32;
+    // IPv6 and IPv4 on one socket; IPv4 alone where IPv6 is off (ipv6.disable=1)
     const int off = 0;
-    sockaddr_in6 any{};
-    any.sin6_family = AF_INET6;
-    any.sin6_addr = in6addr_any;
-    socklen_t len = sizeof any;
-    if (listener >= 0 && ::setsockopt(listener, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off) == 0 &&
-        ::bind(listener, reinterpret_cast<sockaddr*>(&any), sizeof any) == 0 &&
-        ::listen(listener, SOMAXCONN) == 0 &&
-        ::getsockname(listener, reinterpret_cast<sockaddr*>(&any), &len) == 0) {
-      const auto own = own_addresses(ntohs(any.sin6_port));
+    wire_address any{};
+    socklen_t len = sizeof any.v6;
+    listener = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool v6 = listener >= 0 &&
+              ::setsockopt(listener, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off) == 0;
+    if (v6) {
+      any.v6.sin6_family = AF_INET6;
+      any.v6.sin6_addr = in6addr_any;
+    } else {
+      if (listener >= 0) ::close(listener);
+      listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      any.v4.sin_family = AF_INET;
+      any.v4.sin_addr.s_addr = htonl(INADDR_ANY);
+      len = sizeof any.v4;
+    }
+    auto* sa = v6 ? reinterpret_cast<sockaddr*>(&any.v6) : reinterpret_cast<sockaddr*>(&any.v4);
+    if (listener >= 0 && ::bind(listener, sa, len) == 0 && ::listen(listener, SOMAXCONN) == 0 &&
+        ::getsockname(listener, sa, &len) == 0) {
+      const auto own = own_addresses(ntohs(v6 ? any.v6.sin6_port : any.v4.sin_port), v6);
       count = static_cast<int>(own.size());
       std::copy(own.begin(), own.end(), where.begin());
     }
   }
   MPI_Bcast(&count, 1, MPI_INT, 0, comm);
+  MPI_Bcast(&token, 1, MPI_UINT64_T, 0, comm);
   MPI_Bcast(where.data(), static_cast<int>(sizeof(wire_address) * addresses_max), MPI_BYTE, 0,
             comm);
   // Rank 0 takes the connections as they come (many ranks would overrun a listen backlog).
@@ -148,9 +184,9 @@ rank_beacon rank_beacon::open(MPI_Comm comm, int rank, int size) {
   uint8_t mine = 0;
   if (rank != 0)
     for (int i = 0; i < count && b.own_ < 0; ++i) {
-      const int fd = connect_to(where[static_cast<size_t>(i)].addr, 500);
-      const int32_t id = rank;
-      if (fd >= 0 && write_all(fd, &id, sizeof id))
+      const int fd = connect_to(where[static_cast<size_t>(i)], 500);
+      const hello h{token, rank};
+      if (fd >= 0 && write_all(fd, &h, sizeof h))
         b.own_ = fd, mine = 1;
       else if (fd >= 0)
         ::close(fd);
@@ -168,13 +204,15 @@ rank_beacon rank_beacon::open(MPI_Comm comm, int rank, int size) {
     done.store(true);
     taker.join();
     ::close(listener);
-    for (const int fd : accepted) {  // each says which rank it is
-      int32_t id = -1;
+    for (const int fd : accepted) {  // each says which rank it is, with the job's token
+      hello h{};
       pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, 1000) == 1 && ::recv(fd, &id, sizeof id, MSG_WAITALL) == sizeof id &&
-          id > 0 && id < size && b.fds_[static_cast<size_t>(id)] < 0) {
+      if (::poll(&p, 1, 1000) == 1 && ::recv(fd, &h, sizeof h, MSG_WAITALL) == sizeof h &&
+          h.token == token && h.rank > 0 && h.rank < size &&
+          b.fds_[static_cast<size_t>(h.rank)] < 0) {
+        const int32_t r = h.rank;
         keepalive(fd);
-        b.fds_[static_cast<size_t>(id)] = fd;
+        b.fds_[static_cast<size_t>(r)] = fd;
       } else {
         ::close(fd);
       }
@@ -193,7 +231,7 @@ rank_beacon::rank_beacon(rank_beacon&& o) noexcept
     : linked_(std::move(o.linked_)),
       fds_(std::exchange(o.fds_, {})),
       own_(std::exchange(o.own_, -1)),
-      said_goodbye_(o.said_goodbye_) {}
+      said_(o.said_) {}
 
 rank_beacon& rank_beacon::operator=(rank_beacon&& o) noexcept {
   if (this != &o) {
@@ -209,19 +247,43 @@ rank_beacon::~rank_beacon() {
   if (own_ >= 0) ::close(own_);
 }
 
-void rank_beacon::goodbye() {
-  if (own_ < 0 || said_goodbye_) return;
-  said_goodbye_ = true;
-  write_all(own_, &goodbye_byte, 1);
+void rank_beacon::say(const std::string& what) {
+  if (own_ < 0 || said_) return;
+  said_ = true;
+  write_all(own_, what.data(), what.size());
 }
 
-rank_beacon::news rank_beacon::read(int fd) {
-  char buf[16];
+void rank_beacon::goodbye() { say(std::string(1, goodbye_byte)); }
+void rank_beacon::ending() { say(std::string(1, ending_byte)); }
+void rank_beacon::saw_death(int rank) {
+  std::string m(1, death_byte);
+  const int32_t r = rank;
+  m.append(reinterpret_cast<const char*>(&r), sizeof r);
+  say(m);
+}
+
+rank_beacon::news rank_beacon::read(int fd, std::string& pending) {
+  char buf[64];
   const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-  if (n > 0) return std::memchr(buf, goodbye_byte, static_cast<size_t>(n)) ? news::left : news::none;
-  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return news::none;
-  if (n < 0 && errno == ETIMEDOUT) return news::unreachable;
-  return news::died;
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return {};
+  if (n < 0 && errno == ETIMEDOUT) return {news::unreachable};
+  if (n <= 0) return {news::died};
+  pending.append(buf, static_cast<size_t>(n));
+  // A rank says one word, and goes: the first complete one is it.
+  switch (pending[0]) {
+    case goodbye_byte:
+      return {news::left};
+    case ending_byte:
+      return {news::ending};
+    case death_byte: {
+      if (pending.size() < 1 + sizeof(int32_t)) return {};
+      int32_t r = -1;
+      std::memcpy(&r, pending.data() + 1, sizeof r);
+      return {news::saw_death, r};
+    }
+    default:
+      return {news::died};  // not a word of ours: taken for the end it will be
+  }
 }
 
 }  // namespace fsrr::mpi

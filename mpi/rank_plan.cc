@@ -274,9 +274,9 @@ struct plan_reader {
     return v;
   }
   template <typename T>
-  std::vector<T> get_all(uint64_t at_most) {
+  std::vector<T> get_all(uint64_t at_most, bool exactly = false) {
     const auto n = get<uint64_t>();
-    if (!ok || n > at_most || n * sizeof(T) > in.size()) {
+    if (!ok || n > at_most || (exactly && n != at_most) || n * sizeof(T) > in.size()) {
       ok = false;
       return {};
     }
@@ -289,8 +289,19 @@ struct plan_reader {
 
 }  // namespace
 
-std::vector<uint8_t> rank_plan::to_bytes() const {
+// The trace it was made from, as its id and event count: a node that finds another trace at
+// the same path is refused rather than given a plan that does not fit it.
+static std::vector<uint8_t> trace_mark(trace_reader& trace) {
+  std::vector<uint8_t> m(trace.header().trace_id.begin(), trace.header().trace_id.end());
+  const uint64_t events = trace.summary().events;
+  const auto* p = reinterpret_cast<const uint8_t*>(&events);
+  m.insert(m.end(), p, p + sizeof events);
+  return m;
+}
+
+std::vector<uint8_t> rank_plan::to_bytes(trace_reader& trace) const {
   plan_writer w;
+  w.put_all(trace_mark(trace));
   w.put(static_cast<uint32_t>(shares_.size()));
   for (const rank_share& s : shares_) {
     w.put(s.events);
@@ -310,6 +321,10 @@ result<rank_plan> rank_plan::from_bytes(std::span<const uint8_t> bytes, trace_re
                                         int ranks) {
   plan_reader r{bytes};
   rank_plan p;
+  const std::vector<uint8_t> mark = r.get_all<uint8_t>(4096);
+  if (!r.ok || mark != trace_mark(trace))
+    return failure("rank 0 read another trace than this rank (its id or event count differs): "
+                   "every rank needs the same trace file");
   const auto n = r.get<uint32_t>();
   if (!r.ok || n != static_cast<uint32_t>(ranks)) return failure("rank plan: not for {} ranks", ranks);
   p.shares_.resize(n);
@@ -321,9 +336,9 @@ result<rank_plan> rank_plan::from_bytes(std::span<const uint8_t> bytes, trace_re
     s.hosts = r.get_all<uint16_t>(0xffff);
   }
   p.kept_together_ = r.get<uint32_t>();
-  p.rank_of_ = r.get_all<int32_t>(trace.thread_count() + 1);
-  p.file_ranks_ = r.get_all<uint64_t>(trace.file_count() + 1);
-  p.path_ranks_ = r.get_all<uint64_t>(trace.path_count() + 1);
+  p.rank_of_ = r.get_all<int32_t>(trace.thread_count() + 1, true);
+  p.file_ranks_ = r.get_all<uint64_t>(trace.file_count() + 1, true);
+  p.path_ranks_ = r.get_all<uint64_t>(trace.path_count() + 1, true);
   if (!r.ok || !r.in.empty()) return failure("rank plan: damaged on its way from rank 0");
   for (const int32_t k : p.rank_of_)
     if (k < -1 || k >= ranks) return failure("rank plan: a thread of rank {}", k);

@@ -47,7 +47,7 @@ class rank_plan {
 
   // The plan as bytes, for rank 0 to hand the others (who then need not read the trace's
   // events twice to work it out), and back; a plan whose sizes do not fit `trace` is refused.
-  std::vector<uint8_t> to_bytes() const;
+  std::vector<uint8_t> to_bytes(trace_reader& trace) const;
   static result<rank_plan> from_bytes(std::span<const uint8_t> bytes, trace_reader& trace,
                                       int ranks);
 

@@ -70,8 +70,14 @@ root_layout root_layout_of(trace_reader& trace) {
   const auto& roots = trace.roots();
   l.depth = roots.size() > 1 ? 1 : 0;
   for (size_t k = 0; k < roots.size(); ++k)
-    if (const auto name = host_root_name(trace.string(roots[k].where)))
-      l.hosts.push_back({fmt::format("/root{}", k + 1), "hosts/" + *name});
+    if (const auto name = host_root_name(trace.string(roots[k].where))) {
+      // one directory each: a name met again (a merge of merges, digests that collide) keeps
+      // its root's own rootN
+      const std::string rel = "hosts/" + *name;
+      if (std::none_of(l.hosts.begin(), l.hosts.end(),
+                       [&](const root_layout::renamed& h) { return h.rel == rel; }))
+        l.hosts.push_back({fmt::format("/root{}", k + 1), rel});
+    }
   return l;
 }
 

@@ -138,6 +138,22 @@ void write_tree(std::vector<input>& in, std::vector<trace_rewriter>& maps,
     std::sort(made.begin(), made.end());
     for (const auto& [i, ts, f] : made) file_of_class(i, f);
   }
+  // With --shared, each host's copies of the directories on the way to a shared prefix ("/mnt"
+  // for /mnt/lustre) as it found them: its own paths hang from them, and a create right in
+  // one needs it there. First: a directory comes before what it holds.
+  for (size_t i = 0; i < in.size(); ++i) {
+    path_split* split = in[i].place.split;
+    if (!split) continue;
+    for (tree_entry e : in[i].r->tree()) {
+      if (!S_ISDIR(e.mode) || e.path == root_path || !split->on_the_way(e.path)) continue;
+      const path_id at = maps[i].host_path(e.path);
+      if (at == no_id) continue;
+      e.file = no_id;  // the same directory as the shared one's entry: no second name of it
+      e.link_group = 0;
+      maps[i].add_tree_entry_at(e, at);
+      ++res.tree;
+    }
+  }
   for (bool kept : {true, false})
     for (size_t i = 0; i < in.size(); ++i) {
       uint32_t idx = 0;
@@ -241,6 +257,11 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
   res.joined = counts.joined;
   res.differing_system = counts.differing_system;
   res.united = count_united(in);
+  for (size_t k = 0; k < o.shared.size(); ++k) {
+    bool met = false;
+    for (const input& x : in) met = met || x.split->prefixes_met()[system_prefixes.size() + k];
+    if (!met) res.shared_unmet.push_back(o.shared[k]);
+  }
 
   const header_info h = merged_header(in, start, o.shared, res.united);
   res.hosts = h.hosts.size();

@@ -50,6 +50,7 @@ struct merge_result {
   // tree or their creates: one file for all of them (none with `shared`: each host's own).
   uint64_t united = 0;
   std::vector<std::string> host_dirs;  // with `shared`: by host, its directory beneath hosts/
+  std::vector<std::string> shared_unmet;  // `shared` prefixes beneath which no trace has a path
   size_t hosts = 0;
   std::vector<uint64_t> offsets_ns;  // by input: where its time 0 falls on the output's clock
 };

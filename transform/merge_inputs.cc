@@ -100,8 +100,9 @@ result<void> scan(input& in) {
       const uint64_t h = (*in.hash)(made_path(e));
       if (h && !in.tree_at.count(h))
         in.created[h].push_back({ts, has(e.kind, F_FILE) ? e.file : no_id});
-      if (h && e.kind != op::mkdir && e.kind != op::mkdirat && e.kind != op::mknod &&
-          e.kind != op::mknodat && e.kind != op::bind && in.split->local(made_path(e)))
+      if (h && !in.place.split && e.kind != op::mkdir && e.kind != op::mkdirat &&
+          e.kind != op::mknod && e.kind != op::mknodat && e.kind != op::bind &&
+          in.split->local(made_path(e)))
         in.own_files.push_back(h);
     } else if (has(e.kind, F_PATH) && has(e.kind, F_FILE) && e.file != no_id && !name_change) {
       // the file a mkdir or symlink made, as the next look at its path shows it
@@ -258,7 +259,8 @@ result<void> place_inputs(std::vector<input>& in, const std::vector<std::string>
       const uint64_t h = (*x.hash)(e.path);
       x.tree_at.emplace(h, idx);
       if (e.file != no_id) x.tree_file.emplace(e.file, idx);
-      if ((S_ISREG(e.mode) || S_ISLNK(e.mode)) && x.split->local(e.path)) x.own_files.push_back(h);
+      if (!x.place.split && (S_ISREG(e.mode) || S_ISLNK(e.mode)) && x.split->local(e.path))
+        x.own_files.push_back(h);  // with --shared, never united
       ++idx;
     }
     if (auto s = scan(x); !s) return tl::unexpected(s.error());

@@ -2,8 +2,10 @@
 
 namespace fsrr::transform::merge_detail {
 
-prefix_tree::prefix_tree(const std::vector<std::string>& prefixes) : nodes_(1) {
-  for (const std::string& p : prefixes) {
+prefix_tree::prefix_tree(const std::vector<std::string>& prefixes)
+    : nodes_(1), count_(prefixes.size()) {
+  for (size_t i = 0; i < prefixes.size(); ++i) {
+    const std::string& p = prefixes[i];
     uint32_t at = 0;
     for (size_t pos = 1; pos < p.size();) {
       size_t end = p.find('/', pos);
@@ -19,7 +21,7 @@ prefix_tree::prefix_tree(const std::vector<std::string>& prefixes) : nodes_(1) {
       }
       pos = end + 1;
     }
-    nodes_[at].ends = true;
+    if (nodes_[at].ends < 0) nodes_[at].ends = static_cast<int>(i);
   }
 }
 
@@ -48,6 +50,7 @@ bool path_split::local(path_id p) {
         } else if (up >= way) {
           const uint32_t k = tree_.child(up - way, e.name);
           s = k == prefix_tree::none ? own : tree_.ends(k) ? united : way + k;
+          if (k != prefix_tree::none && tree_.ends(k)) met_[static_cast<size_t>(tree_.prefix_at(k))] = true;
         }
       }
       state_[*it] = s;

@@ -72,6 +72,10 @@ class trace_rewriter {
   // refuses one that is not absolute, names no root, or holds a NUL.
   result<path_id> placed(std::string_view placed_path);
 
+  // merge --shared: where input path `in`, on the way to a shared prefix, lies beneath the
+  // host's root (its own paths hang from it there).
+  path_id host_path(path_id in) { return host_copy(in); }
+
   // Written with every id it holds mapped.
   void append(event e);
   void add_tree_entry(tree_entry e);

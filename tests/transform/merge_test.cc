@@ -740,7 +740,7 @@ TEST_CASE("merge --shared: paths outside the shared prefixes and the system dire
   CHECK(united.error().message.find("/tmp/x: two states at once: a file of 3 bytes") !=
         std::string::npos);
   const merge_result res = or_throw(two.run({"/shared"}));
-  CHECK(res.united == 0);
+  CHECK(res.shared_unmet.empty());
   CHECK(res.host_dirs == std::vector<std::string>{"alpha", "beta"});
   trace_reader r = or_throw(trace_reader::open(two.out));
   REQUIRE(r.roots().size() == 3);
@@ -780,7 +780,53 @@ TEST_CASE("merge counts the files outside the system directories several hosts n
   CHECK(r.header().derived ==
         "merge of 2 traces; 2 files outside the system directories united across hosts");
   CHECK(r.roots().size() == 1);
-  CHECK(or_throw(same.run({"/shared"})).united == 0);
+  // a prefix nothing lies beneath is said (a typo would make every shared file each host's)
+  CHECK(or_throw(same.run({"/shared", "/mnt/lustre"})).shared_unmet ==
+        std::vector<std::string>{"/mnt/lustre"});
   for (const char* bad : {"shared", "/", "/a//b", "/a/", "/a/../b", "/a/."})
     CHECK(!same.run({bad}));
+}
+
+namespace {
+
+// A host that finds /mnt/lustre/log and /mnt there, and creates /mnt/own right in /mnt, which
+// lies on the way to the shared /mnt/lustre.
+void write_on_the_way(const std::string& path, const std::string& name, int64_t start) {
+  test::trace_builder b(path, host(name, 5'000'000'000, start));
+  const thread_id t = b.thread(100, 100, 1);
+  b.tree_dir("/mnt", 0711);
+  b.tree_dir("/mnt/lustre");
+  b.tree_file("/mnt/lustre/log", 0, 0644, b.file(7));
+  event& c = b.at(t, 1'000'000, op::openat, 3);
+  c.path = b.path("/mnt/own"), c.file = b.file(30), c.flags = O_WRONLY | O_CREAT | O_EXCL;
+  b.finish();
+}
+
+}  // namespace
+
+TEST_CASE("merge --shared gives each host its copy of the directories on the way to a shared "
+          "prefix, where its own paths hang",
+          "[merge]") {
+  test::temp_dir tmp;
+  const std::string a = tmp / "a.trace", b = tmp / "b.trace", out = tmp / "ab.trace";
+  write_on_the_way(a, "alpha", epoch);
+  write_on_the_way(b, "beta", epoch + 1'000'000);
+  trace_reader ra = or_throw(trace_reader::open(a)), rb = or_throw(trace_reader::open(b));
+  merge_options o;
+  o.shared = {"/mnt/lustre"};
+  or_throw(merge({&ra, &rb}, {a, b}, out, o));
+  trace_reader r = or_throw(trace_reader::open(out));
+  CHECK(placed_tree(r) == std::vector<std::string>{"/root1/mnt dir", "/root1/mnt/lustre dir",
+                                                   "/root1/mnt/lustre/log 0", "/root2/mnt dir",
+                                                   "/root3/mnt dir"});
+  for (const tree_entry& e : r.tree())
+    if (r.placed_path(e.path) == "/root2/mnt") {
+      CHECK((e.mode & 07777) == 0711);  // as the host found it
+      CHECK(e.file == no_id);           // not a second name of the shared one
+    }
+  std::vector<std::string> made;
+  auto events = r.events();
+  for (event e; events.next(e);) made.push_back(r.placed_path(e.path));
+  std::sort(made.begin(), made.end());
+  CHECK(made == std::vector<std::string>{"/root2/mnt/own", "/root3/mnt/own"});
 }
