@@ -75,6 +75,8 @@ class peer_watch {
     // its node on one machine). The ranks still count the node's ranks for the CPUs they share.
     const char* test_nodes = rank == 0 ? std::getenv("FSRR_TEST_RANK_NODES") : nullptr;
     int alone = test_nodes && std::string_view(test_nodes) == "own" ? 1 : 0;
+    if (alone)
+      fmt::print(stderr, "rank 0: FSRR_TEST_RANK_NODES=own: no rank watches a peer of its node\n");
     MPI_Bcast(&alone, 1, MPI_INT, 0, comm);
     int node_rank = 0;
     MPI_Comm_rank(node, &node_rank);
@@ -149,19 +151,19 @@ class peer_watch {
     while (!quit_.load()) {
       if (::poll(fds.data(), fds.size(), 100) <= 0) continue;
       if (quit_.load()) return;
-      int dead = -1;
+      // Words first, then ends: a rank that said it goes (or which peer died) is no death,
+      // whatever order poll lists them in. A death a peer named beats a bare end (a survivor
+      // mpirun ended before its word left).
+      int named = -1, dead = -1;
       bool unreachable = false;
-      auto died = [&](int r, bool cut_off) {
-        if (r < 0 || static_cast<size_t>(r) >= peers_.size() || r == rank_) return;
-        if (dead < 0 || r < dead) dead = r, unreachable = cut_off;
-      };
+      std::vector<std::pair<int, bool>> ends;  // (rank, cut off)
       for (size_t i = 0; i < fds.size(); ++i) {
-        if (!fds[i].revents) continue;
+        if (!fds[i].revents || fds[i].fd < 0) continue;
         watched& w = watched_[i];
         const auto r = static_cast<size_t>(w.rank);
         if (!w.link) {  // a rank of this node ended
           fds[i].fd = -1;  // poll no more
-          if (!left(w.rank) && !went[r] && !job_ending) died(w.rank, false);
+          ends.emplace_back(w.rank, false);
           continue;
         }
         const rank_beacon::news n = rank_beacon::read(w.fd, w.pending);
@@ -177,16 +179,24 @@ class peer_watch {
             break;
           case rank_beacon::news::saw_death:  // a peer of its node died; it goes
             went[r] = true;
-            if (n.rank >= 0 && static_cast<size_t>(n.rank) < went.size() && !went[static_cast<size_t>(n.rank)])
-              died(n.rank, false);
+            if (n.rank >= 0 && static_cast<size_t>(n.rank) < went.size() && n.rank != rank_ &&
+                (named < 0 || n.rank < named))
+              named = n.rank;
             break;
           case rank_beacon::news::died:
           case rank_beacon::news::unreachable:
             fds[i].fd = -1;
-            if (!went[r] && !left(w.rank) && !job_ending)
-              died(w.rank, n.what == rank_beacon::news::unreachable);
+            ends.emplace_back(w.rank, n.what == rank_beacon::news::unreachable);
             break;
         }
+      }
+      if (job_ending) continue;  // a rank aborted: mpirun ends the rest, its line is said
+      if (named >= 0 && !went[static_cast<size_t>(named)] && !left(named)) {
+        dead = named;
+      } else {
+        for (const auto& [r, cut_off] : ends)
+          if (!went[static_cast<size_t>(r)] && !left(r) && (dead < 0 || r < dead))
+            dead = r, unreachable = cut_off;
       }
       if (dead < 0) continue;  // gone on purpose: its own line, if any, is said
       // Rank 0 names a rank linked to it (a rank of the dead one's node tells it, if the
@@ -218,7 +228,7 @@ class peer_watch {
         std::fflush(stderr);
       }
       if (rank_ != 0) {
-        if (linked)
+        if (linked || speaker == 0)
           beacon_.saw_death(dead);  // for rank 0 to name
         else
           beacon_.ending();  // named here: rank 0 names no rank mpirun ends now

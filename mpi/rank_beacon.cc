@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -86,10 +87,19 @@ void keepalive(int fd) {
 }
 
 // A connected socket to `a` within `timeout_ms`, or -1.
-int connect_to(const wire_address& a, int timeout_ms) {
-  const bool v6 = a.family == AF_INET6;
+int connect_to(wire_address a, int timeout_ms) {
+  bool v6 = a.family == AF_INET6;
   if (!v6 && a.family != AF_INET) return -1;
-  const int fd = ::socket(a.family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int fd = ::socket(a.family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0 && v6 && IN6_IS_ADDR_V4MAPPED(&a.v6.sin6_addr)) {  // IPv6 off on this node
+    sockaddr_in v4{};
+    v4.sin_family = AF_INET;
+    v4.sin_port = a.v6.sin6_port;
+    std::memcpy(&v4.sin_addr, &a.v6.sin6_addr.s6_addr[12], 4);
+    a.v4 = v4;
+    v6 = false;
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  }
   if (fd < 0) return -1;
   const socklen_t len = v6 ? sizeof a.v6 : sizeof a.v4;
   if (::connect(fd, v6 ? reinterpret_cast<const sockaddr*>(&a.v6)
@@ -164,10 +174,11 @@ rank_beacon rank_beacon::open(MPI_Comm comm, int rank, int size) {
   MPI_Bcast(&token, 1, MPI_UINT64_T, 0, comm);
   MPI_Bcast(where.data(), static_cast<int>(sizeof(wire_address) * addresses_max), MPI_BYTE, 0,
             comm);
-  // Rank 0 takes the connections as they come (many ranks would overrun a listen backlog).
+  // Rank 0 takes the connections as they come (many ranks would overrun a listen backlog),
+  // each with a hello of this job's token and a rank not yet linked, read within a second: a
+  // stray connection is closed, never waited for.
   std::atomic<bool> done{false};
   std::atomic<size_t> taken{0};
-  std::vector<int> accepted;  // the taker's; read after it is joined
   std::thread taker;
   if (rank == 0 && listener >= 0)
     taker = std::thread([&] {
@@ -175,9 +186,19 @@ rank_beacon rank_beacon::open(MPI_Comm comm, int rank, int size) {
         pollfd p{listener, POLLIN, 0};
         if (::poll(&p, 1, 20) != 1) continue;
         const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd >= 0) {
-          accepted.push_back(fd);
+        if (fd < 0) continue;
+        const timeval second{1, 0};
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &second, sizeof second);
+        hello h{};
+        if (::recv(fd, &h, sizeof h, MSG_WAITALL) == sizeof h && h.token == token &&
+            h.rank > 0 && h.rank < size && b.fds_[static_cast<size_t>(h.rank)] < 0) {
+          const timeval forever{0, 0};
+          ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof forever);
+          keepalive(fd);
+          b.fds_[static_cast<size_t>(h.rank)] = fd;  // read by the main thread after the join
           taken.fetch_add(1);
+        } else {
+          ::close(fd);
         }
       }
     });
@@ -204,19 +225,6 @@ rank_beacon rank_beacon::open(MPI_Comm comm, int rank, int size) {
     done.store(true);
     taker.join();
     ::close(listener);
-    for (const int fd : accepted) {  // each says which rank it is, with the job's token
-      hello h{};
-      pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, 1000) == 1 && ::recv(fd, &h, sizeof h, MSG_WAITALL) == sizeof h &&
-          h.token == token && h.rank > 0 && h.rank < size &&
-          b.fds_[static_cast<size_t>(h.rank)] < 0) {
-        const int32_t r = h.rank;
-        keepalive(fd);
-        b.fds_[static_cast<size_t>(r)] = fd;
-      } else {
-        ::close(fd);
-      }
-    }
   }
   // Linked: rank 0 holds its connection. Said to all, so that a node's watch leaves it to 0.
   std::vector<uint8_t> held(static_cast<size_t>(size), 0);
@@ -231,7 +239,7 @@ rank_beacon::rank_beacon(rank_beacon&& o) noexcept
     : linked_(std::move(o.linked_)),
       fds_(std::exchange(o.fds_, {})),
       own_(std::exchange(o.own_, -1)),
-      said_(o.said_) {}
+      said_(o.said_.load()) {}
 
 rank_beacon& rank_beacon::operator=(rank_beacon&& o) noexcept {
   if (this != &o) {
@@ -248,8 +256,7 @@ rank_beacon::~rank_beacon() {
 }
 
 void rank_beacon::say(const std::string& what) {
-  if (own_ < 0 || said_) return;
-  said_ = true;
+  if (own_ < 0 || said_.exchange(true)) return;
   write_all(own_, what.data(), what.size());
 }
 

@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,7 @@ class rank_beacon {
   std::vector<int> fds_;
   void say(const std::string& what);
   int own_ = -1;  // not rank 0: the connection to it
-  bool said_ = false;  // one word, the last
+  std::atomic<bool> said_{false};  // one word, the last (the watcher's or the main thread's)
 };
 
 }  // namespace fsrr::mpi

@@ -102,6 +102,7 @@ result<std::vector<uint64_t>> join_sharers(trace_reader& trace,
 // next).
 std::vector<std::pair<int, int>> ranks_of_hosts(const std::vector<unit>& hosts, int ranks) {
   std::vector<std::pair<int, int>> host_ranks(hosts.size());
+  if (hosts.empty()) return host_ranks;  // a trace without threads: every rank idle
   if (static_cast<size_t>(ranks) <= hosts.size()) {
     const std::vector<int> to = balance(hosts, 0, ranks);
     for (size_t h = 0; h < hosts.size(); ++h) host_ranks[h] = {to[h], 1};

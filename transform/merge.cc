@@ -258,6 +258,12 @@ result<merge_result> merge(const std::vector<trace_reader*>& inputs,
   res.differing_system = counts.differing_system;
   res.united = count_united(in);
   for (size_t k = 0; k < o.shared.size(); ++k) {
+    // one beneath a system directory or another prefix is united anyway: not looked for
+    bool covered = is_system_path(o.shared[k]);
+    for (size_t m = 0; m < o.shared.size() && !covered; ++m)
+      covered = m != k && (o.shared[m] == o.shared[k] ? m < k
+                                                       : o.shared[k].starts_with(o.shared[m] + "/"));
+    if (covered) continue;
     bool met = false;
     for (const input& x : in) met = met || x.split->prefixes_met()[system_prefixes.size() + k];
     if (!met) res.shared_unmet.push_back(o.shared[k]);

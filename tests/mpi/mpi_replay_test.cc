@@ -388,6 +388,9 @@ wait
   const auto lines = fsrr_lines(err);
   REQUIRE(lines.size() == 1);
   CHECK(lines[0].rfind("fsrr: rank 2: ", 0) == 0);
+  // each rank a node of its own: only rank 0's connection to rank 2 could name it
+  CHECK((err.find("rank 0: FSRR_TEST_RANK_NODES=own: no rank watches a peer of its node\n") !=
+         std::string::npos) == !env.empty());
   CHECK(lines[0].find("during the replay") != std::string::npos);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   for (const auto& [r, p] : job.ranks) {

@@ -190,3 +190,43 @@ TEST_CASE(
     CHECK(p.share(2).hosts == std::vector<uint16_t>{1});
   }
 }
+
+TEST_CASE("rank 0's plan reaches the other ranks whole, and is refused for another trace") {
+  test::temp_dir dir;
+  const std::string trace = dir / "t.trace", other = dir / "o.trace";
+  for (const std::string& path : {trace, other}) {
+    test::trace_builder b(path);
+    b.tree_dir("/d");
+    const thread_id a = b.thread(10, 10, 1), c = b.thread(20, 20, 2);
+    appends(b, a, "/d/a", 40);
+    appends(b, c, "/d/a", 30);  // one file, both ranks
+    b.finish();
+  }
+  trace_reader r = or_throw(trace_reader::open(trace));
+  const mpi::rank_plan p = or_throw(mpi::rank_plan::make(r, 2));
+  const std::vector<uint8_t> bytes = p.to_bytes(r);
+  const mpi::rank_plan got = or_throw(mpi::rank_plan::from_bytes(bytes, r, 2));
+  for (thread_id t = 1; t <= 2; ++t) CHECK(got.rank_of(t) == p.rank_of(t));
+  CHECK(got.rank_of(1) != got.rank_of(2));
+  for (int k = 0; k < 2; ++k) {
+    CHECK(got.share(k).events == p.share(k).events);
+    CHECK(got.share(k).threads == 1);
+  }
+  size_t shared = 0;  // /d/a and /d: both ranks' threads touch them
+  for (path_id x = 1; x <= r.path_count(); ++x) {
+    CHECK(got.path_ranks(x) == p.path_ranks(x));
+    shared += got.path_ranks(x) == 3;
+  }
+  CHECK(shared >= 1);
+  for (file_id f = 1; f <= r.file_count(); ++f) CHECK(got.file_ranks(f) == p.file_ranks(f));
+  CHECK(got.to_bytes(r) == bytes);
+  // another recording (another trace id), ranks of another count, bytes cut short
+  trace_reader o = or_throw(trace_reader::open(other));
+  const auto refused = mpi::rank_plan::from_bytes(bytes, o, 2);
+  REQUIRE(!refused);
+  CHECK(refused.error().message ==
+        "rank 0 read another trace than this rank (its id or event count differs): every rank "
+        "needs the same trace file");
+  CHECK(!mpi::rank_plan::from_bytes(bytes, r, 3));
+  CHECK(!mpi::rank_plan::from_bytes(std::span(bytes).first(bytes.size() - 1), r, 2));
+}
