@@ -92,7 +92,7 @@ TEST_CASE("two recordings at once on one shared directory merge, replay with 0 m
 }
 
 TEST_CASE("merge --shared: the shared directory's files are one, every other path each host's "
-          "own beneath TARGET/hosts/NAME; replayed with 0 mismatches and verified",
+          "own beneath TARGET/hosts/NAME, replayed with 0 mismatches and verified",
           "[merge]") {
   if (!can_record()) return;
   auto& rec = recorded_merge::get();
