@@ -282,7 +282,7 @@ struct plan_reader {
       return {};
     }
     std::vector<T> v(n);
-    std::memcpy(v.data(), in.data(), n * sizeof(T));
+    if (n) std::memcpy(v.data(), in.data(), n * sizeof(T));
     in = in.subspan(n * sizeof(T));
     return v;
   }
