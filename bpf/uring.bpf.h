@@ -23,6 +23,9 @@
 #define FSRR_IORING_OP_STATX 21
 #define FSRR_IORING_OP_FADVISE 24
 #define FSRR_IORING_OP_OPENAT2 28
+#define FSRR_SPLICE_F_FD_IN_FIXED (1u << 31)
+#define FSRR_IORING_OP_SPLICE 30
+#define FSRR_IORING_OP_TEE 33
 #define FSRR_IORING_OP_RENAMEAT 35
 #define FSRR_IORING_OP_UNLINKAT 36
 #define FSRR_IORING_OP_MKDIRAT 37
@@ -75,6 +78,7 @@ int BPF_PROG(fsrr_uring_submit, struct io_kiocb* req) {
   struct io_link* link = cmd;
   struct io_close* close = cmd;
   struct io_xattr* xattr = cmd;
+  struct io_splice* splice = cmd;
   __u64 key = (__u64)req, name0 = 0, name1 = 0;
 
   if (!bpf_task_storage_get(&state, cur, 0, 0)) {
@@ -128,6 +132,14 @@ int BPF_PROG(fsrr_uring_submit, struct io_kiocb* req) {
       break;
     case FSRR_IORING_OP_FTRUNCATE:
       sub.len = BPF_CORE_READ(ftrunc, len);
+      break;
+    case FSRR_IORING_OP_SPLICE: /* fd: the SQE's, out; aux: the offset in */
+    case FSRR_IORING_OP_TEE:
+      sub.off = BPF_CORE_READ(splice, off_out);
+      sub.aux = BPF_CORE_READ(splice, off_in);
+      sub.len = (__u32)BPF_CORE_READ(splice, len) |
+                (__u64)(__u32)BPF_CORE_READ(splice, splice_fd_in) << 32;
+      sub.op_flags = BPF_CORE_READ(splice, flags);
       break;
     case FSRR_IORING_OP_OPENAT:
     case FSRR_IORING_OP_OPENAT2:
@@ -225,7 +237,7 @@ int BPF_PROG(fsrr_uring_submit, struct io_kiocb* req) {
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(fsrr_uring_complete, struct io_ring_ctx* ring, void* req, struct io_uring_cqe* cqe) {
   struct task_struct* cur = bpf_get_current_task_btf();
-  __u64 key = (__u64)req, fptr = 0, now = bpf_ktime_get_ns(), *walked;
+  __u64 key = (__u64)req, fptr = 0, in = 0, ino = 0, now = bpf_ktime_get_ns(), *walked;
   bool described = false;
   struct fsrr_uring_sub* sub;
   struct fsrr_uring* h;
@@ -266,9 +278,24 @@ int BPF_PROG(fsrr_uring_complete, struct io_ring_ctx* ring, void* req, struct io
       rec__attr(&r, 0, fptr);
       rec__file_walk(&r, 0, fptr, (__u64)cur);
       described = true;
+      ino = f.ino;
     }
   }
-  if (rec__send(&r) && described) bpf_map_update_elem(&uring_files, &fptr, &f.ino, BPF_ANY);
+  if ((sub->opcode == FSRR_IORING_OP_SPLICE || sub->opcode == FSRR_IORING_OP_TEE) &&
+      !(sub->op_flags & FSRR_SPLICE_F_FD_IN_FIXED)) {
+    /* the file it moved bytes from, in the submitter's fd table; described each time (a
+     * splice is rare, and the walk map is keyed by the file the request ran on) */
+    in = extract__fd_file(cur, (int)(sub->len >> 32));
+    if (in) {
+      extract__file(in, &f);
+      rec__file(&r, 1, &f);
+      if (storage_file(&f)) {
+        rec__attr(&r, 1, in);
+        rec__file_walk(&r, 1, in, (__u64)cur);
+      }
+    }
+  }
+  if (rec__send(&r) && described) bpf_map_update_elem(&uring_files, &fptr, &ino, BPF_ANY);
 done:
   bpf_map_delete_elem(&uring_inflight, &key);
   return 0;

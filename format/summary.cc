@@ -34,9 +34,10 @@ void trace_summary::add(const event& e) {
     case op_class::write:
       bytes_written += static_cast<uint64_t>(e.result);
       break;
-    case op_class::copy:
-      bytes_read += static_cast<uint64_t>(e.result);
-      bytes_written += static_cast<uint64_t>(e.result);
+    case op_class::copy:  // a splice's pipe side (no file) neither reads nor writes a file
+      if (e.kind != op::splice || e.file != no_id) bytes_read += static_cast<uint64_t>(e.result);
+      if (e.kind != op::splice || e.file2 != no_id)
+        bytes_written += static_cast<uint64_t>(e.result);
       break;
     default:
       break;

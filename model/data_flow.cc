@@ -94,7 +94,8 @@ data_flow::data_flow(trace_reader& trace, bool all_contents)
   auto events = trace.events();
   for (event e; events.next(e);) {
     if (e.result < 0) continue;
-    if (is_read(e.kind) || e.kind == op::copy_file_range) read_from(e.file);
+    if (is_read(e.kind) || e.kind == op::copy_file_range || e.kind == op::splice)
+      read_from(e.file);
     if (e.kind == op::sendfile || e.kind == op::ioctl) read_from(e.file2);
     uint64_t end = 0;
     file_id f = e.file;
@@ -102,7 +103,7 @@ data_flow::data_flow(trace_reader& trace, bool all_contents)
       end = static_cast<uint64_t>(std::max<int64_t>(e.offset, 0)) + moved(e);
     } else if (e.kind == op::ftruncate || e.kind == op::truncate) {
       end = e.size;
-    } else if (e.kind == op::copy_file_range && e.offset2 >= 0) {
+    } else if ((e.kind == op::copy_file_range || e.kind == op::splice) && e.offset2 >= 0) {
       end = static_cast<uint64_t>(e.offset2) + moved(e);
       f = e.file2;
     } else {
@@ -458,6 +459,16 @@ void data_flow::apply(const event& e, const fd_effect& fx, const fd_map& fds, so
                                   : static_cast<uint64_t>(e.offset2);
       return copy_in_kernel(e.file, in, e.file2, to, n);
     }
+    case op::splice:  // a pipe on one side, not followed: the file's side is read or written
+      if (fx.h2 && !fx.h1 && e.file2 != no_id) {  // into the file: fresh bytes where they land
+        const uint64_t to = fx.pos2 ? fds.handle(fx.h2).pos - n : static_cast<uint64_t>(e.offset2);
+        source_list fresh;
+        if (n) fresh.add({content_key(fds.handle(fx.h2).path), to, n});
+        stats_.generated += n;
+        if (tracked(e.file2)) changed(e.file2).write(to, fresh);
+        if (out) *out = std::move(fresh);
+      }
+      return;
     case op::sendfile: {  // fd: out at its position, fd2: in
       const uint64_t to = fx.h1 ? fds.handle(fx.h1).pos - n : 0;
       const uint64_t in = fx.pos2 ? (fx.h2 ? fds.handle(fx.h2).pos - n : 0)

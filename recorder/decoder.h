@@ -117,13 +117,16 @@ class decoder {
   // An io_uring request on names (open, close, statx, rename, ...), decoded as the syscall
   // that does the same; false if it cannot be (a direct descriptor, names not seen).
   bool decode_uring_name(const fsrr_uring& h, const record_items& it);
+  // SPLICE and TEE: a splice event as the syscall's, the file on its side bound; false if the
+  // file it read from is not known (a registered one: SPLICE_F_FD_IN_FIXED).
+  bool uring_splice(const fsrr_uring& h, const record_items& it);
   void on_mmap_write(std::span<const uint8_t> record);  // engine_events.cc
   // The file a record's FILE (and ATTR, WALK) items describe, as an fd of `files`: the fd
   // `fd` if the table has that file there, else bound there now (an fd_bind event).
   // `pos`: the file's position before the record's request, where a new binding starts.
   struct fd_ref bind_engine_fd(task& t, int32_t tid, uint64_t files, int32_t fd,
                                const fsrr_file& f, const record_items& it, uint64_t ts,
-                               int64_t pos);
+                               int64_t pos, int slot = 0);
 
   // The per-op mapping (syscall_events.cc).
   void decode(syscall_ctx& c);

@@ -10,8 +10,9 @@
 // is an fd the fd table does not know (or knows for another file). A request cancelled
 // before it ran (-ECANCELED) is counted, not replayed. Requests on names (opens, closes,
 // stat, renames, links, xattrs) are decoded as the syscalls doing the same
-// (decode_uring_name); those the replay cannot repeat yet (opens into fixed-file slots,
-// splice, tee, driver commands) make the trace incomplete; those on
+// (decode_uring_name), splice and tee as the splice(2) they do (uring_splice); those the
+// replay cannot repeat yet (opens into fixed-file slots, a splice from a registered file,
+// driver commands) make the trace incomplete; those on
 // no file (NOP, timeouts, polls) and on sockets and pipes are counted, and the bytes moved
 // through a pipe or a Unix socket are stream events (uring_stream), as the syscalls' are.
 #include <fcntl.h>
@@ -48,7 +49,10 @@ enum : uint8_t {
   uring_recv = 27,
   uring_send_zc = 47,
   uring_sendmsg_zc = 48,
+  uring_splice_op = 30,
+  uring_tee = 33,
 };
+constexpr uint32_t splice_fd_in_fixed = 1u << 31;  // SPLICE_F_FD_IN_FIXED
 
 // Requests that open, close, name, stat or splice files, or pass a command through to a
 // driver: decoded as the syscall doing the same where decode_uring_name knows one.
@@ -58,8 +62,6 @@ bool names_files(uint8_t opcode) {
     case 19:  // CLOSE
     case 21:  // STATX
     case 28:  // OPENAT2
-    case 30:  // SPLICE
-    case 33:  // TEE
     case 35:  // RENAMEAT
     case 36:  // UNLINKAT
     case 37:  // MKDIRAT
@@ -130,7 +132,7 @@ bool uring_op(const fsrr_uring_sub& sub, int32_t res, event& e) {
 
 decoder::fd_ref decoder::bind_engine_fd(task& t, int32_t tid, uint64_t files, int32_t fd,
                                         const fsrr_file& f, const record_items& it, uint64_t ts,
-                                        int64_t pos) {
+                                        int64_t pos, int slot) {
   fd_ref r;
   const file_id id = file_of(f);
   uring_file& u = uring_files_[f.file];
@@ -144,10 +146,10 @@ decoder::fd_ref decoder::bind_engine_fd(task& t, int32_t tid, uint64_t files, in
   // As this record (or an earlier one on the same struct file) describes it.
   if (u.ino != f.ino || u.file != id) {
     u = {id, no_id, f.ino};
-    const walk_view& walk = it.walk[0];
+    const walk_view& walk = it.walk[slot];
     u.path = walk_path(t, walk);
-    if (u.path != no_id && !(walk.flags & FSRR_WALK_DELETED) && it.attr[0]) {
-      const observed o = observe(f, it.attr[0], u.file);
+    if (u.path != no_id && !(walk.flags & FSRR_WALK_DELETED) && it.attr[slot]) {
+      const observed o = observe(f, it.attr[slot], u.file);
       tree_.existed(u.path, &o);
     }
   }
@@ -248,6 +250,13 @@ void decoder::on_uring(std::span<const uint8_t> record) {
   const auto* h = parsed<fsrr_uring>(record, it);
   if (!h) return;
   const fsrr_uring_sub& sub = h->sub;
+  if (sub.opcode == uring_splice_op || sub.opcode == uring_tee) {
+    if (!uring_splice(*h, it)) {
+      w_.mark_incomplete(incomplete_uring_ops);
+      w_.add_nonfile(op::io_uring_enter, fd_kind::other);
+    }
+    return;
+  }
   if (names_files(sub.opcode)) {
     if (decode_uring_name(*h, it)) return;
     w_.mark_incomplete(incomplete_uring_ops);
@@ -314,6 +323,59 @@ void decoder::on_uring(std::span<const uint8_t> record) {
                    (fixed_buffer ? via_fixed_buffer : 0) | (sub.sqpoll ? via_sqpoll : 0));
   tree_.settle_pending(e.ts);
   w_.append(e);
+}
+
+// SPLICE moves bytes between a pipe and a file (or two pipes), TEE copies a pipe's into
+// another: the event splice(2) makes, fd the side read (its file in slot 1 of the record),
+// fd2 the side written (slot 0: the request's own file), each offset -1 for the fd's position
+// (a pipe's always). Between two pipes, or a pipe and a socket, it is counted as a stream's.
+bool decoder::uring_splice(const fsrr_uring& h, const record_items& it) {
+  const fsrr_uring_sub& sub = h.sub;
+  const fsrr_file* out = it.file[0];
+  const fsrr_file* in = it.file[1];
+  if (sub.op_flags & splice_fd_in_fixed || !out || !out->file || !in || !in->file) return false;
+  if (h.res == -ECANCELED) {  // never ran
+    w_.add_nonfile(op::io_uring_enter, fd_kind::other);
+    return true;
+  }
+  const auto in_kind = nonfile_kind(*in), out_kind = nonfile_kind(*out);
+  if (sub.opcode == uring_tee || (in_kind && out_kind)) {  // no file on either side
+    w_.add_nonfile(op::io_uring_enter, out_kind ? *out_kind : fd_kind::other);
+    return true;
+  }
+  if (!in_kind && !out_kind) return false;  // two files: splice(2) refuses that
+  const auto tid = static_cast<int32_t>(h.h.tid);
+  task& t = task_of(tid);
+  const uint64_t files = sub.files ? sub.files : t.files;
+  event e;
+  e.kind = op::splice;
+  e.ts = trace_time(h.h.ts);
+  e.dur = h.dur;
+  e.result = h.res;
+  e.fd = static_cast<int32_t>(sub.len >> 32);
+  e.fd2 = sub.flags & req_fixed_file ? fixed_fd(files, sub, out->file) : sub.fd;
+  e.offset = static_cast<int64_t>(sub.aux);
+  e.offset2 = sub.off;
+  e.size = sub.len & 0xffffffff;
+  e.flags = sub.op_flags;
+  const bool reads = !in_kind;  // the file is the side read
+  const fsrr_file& f = reads ? *in : *out;
+  const int64_t at = reads ? e.offset : e.offset2;
+  const int64_t moved = h.res > 0 ? h.res : 0;
+  const int64_t pos = at == -1 ? static_cast<int64_t>(f.pos) - moved : static_cast<int64_t>(f.pos);
+  const fd_ref r = bind_engine_fd(t, tid, files, reads ? e.fd : e.fd2, f, it, e.ts, pos, reads ? 1 : 0);
+  if (r.filtered || (!kept_.empty() && (r.path == no_id || !inside(r.path)))) {
+    ++stats_.filtered;
+    return true;
+  }
+  (reads ? e.file : e.file2) = r.file;
+  e.thread = thread_of(t, tid);
+  e.via = make_via(engine::io_uring, queue_number(sub.ring),
+                   static_cast<uint32_t>(sub.flags) & (h.res < 0 ? ~sqe_link : ~0u),
+                   sub.sqpoll ? via_sqpoll : 0);
+  tree_.settle_pending(e.ts);
+  w_.append(e);
+  return true;
 }
 
 // The bytes a request moved through a pipe, a FIFO or a Unix socket (READ, WRITE and their

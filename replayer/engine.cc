@@ -107,12 +107,47 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
   }
 }
 
+// A splice moves bytes between a pipe and a file, and the replay follows no pipe: it replays
+// the file's side, the read or the write of as many bytes as the call moved, where the call
+// moved them (at the fd's position, which the call moved, for a NULL offset), through the
+// engine that submitted it. Two pipes (tee's, or splice's), a FIFO opened by name on the other
+// side, or a failed call stay a splice, which the replay does not issue.
+void dispatcher::splice_side(work_item& w) const {
+  event& e = w.ev;
+  const bool in = w.fx.h1 && !w.fx.h2, out = w.fx.h2 && !w.fx.h1;
+  if ((!in && !out) || e.result < 0) return;
+  const auto n = static_cast<uint64_t>(e.result);
+  const bool at_pos = in ? w.fx.pos1 : w.fx.pos2;
+  const handle_id h = in ? w.fx.h1 : w.fx.h2;
+  int64_t at = in ? e.offset : e.offset2;
+  if (at_pos) {
+    const uint64_t pos = fds_.handle(h).pos;  // moved past the call's bytes already
+    at = static_cast<int64_t>(pos >= n ? pos - n : 0);
+  }
+  if (out) {
+    e.fd = e.fd2;
+    e.file = e.file2;
+  }
+  e.kind = in ? (at_pos ? op::read : op::pread64) : (at_pos ? op::write : op::pwrite64);
+  e.offset = at;
+  e.size = n;
+  e.fd2 = -1;
+  e.file2 = no_id;
+  e.offset2 = 0;
+  w.fx.h1 = h;
+  w.fx.h2 = no_handle;
+  w.fx.pos1 = w.fx.pos2 = false;
+  w.spliced = true;
+}
+
 void dispatcher::prepare(work_item& w, const event& e) {
   w.ev = e;
   w.seq = seq_++;
   w.end = false;
+  w.spliced = false;
   fds_.apply(e, w.fx);
   flow_.apply(e, w.fx, fds_, &w.sources);
+  if (e.kind == op::splice) splice_side(w);
   shared_.handles.ensure(fds_.handle_capacity());
   w.p1 = has(e.kind, F_PATH) ? paths_.get(e.path) : nullptr;
   w.p2 = has(e.kind, F_PATH2) ? paths_.get(e.path2) : nullptr;

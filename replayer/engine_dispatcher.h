@@ -142,6 +142,7 @@ class dispatcher {
 
  private:
   void prepare(work_item& w, const event& e);
+  void splice_side(work_item& w) const;
   size_t order_keys(const work_item& w, uint64_t* keys) const;
   bool next(trace_reader::event_stream& events, event& e);
   void maybe_progress(uint64_t done, uint64_t ts);

@@ -350,10 +350,11 @@ int64_t op_runner::issue(const work_item& w) {
 
 void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns) {
   const event& e = w.ev;
-  const size_t k = static_cast<size_t>(e.kind);
+  const op kind = w.spliced ? op::splice : e.kind;
+  const size_t k = static_cast<size_t>(kind);
   ++stats_.events;
   if (replayed == not_issued) {
-    if (info(e.kind).cls == op_class::unreplayable)
+    if (info(kind).cls == op_class::unreplayable)
       ++stats_.unreplayable[k];
     else
       ++stats_.skipped[k];
@@ -373,7 +374,7 @@ void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns)
     ++stats_.by_cause[static_cast<size_t>(cause_)];
     return;
   }
-  if (!listing_differs_ && result_matches(e.kind, e.result, replayed)) return;
+  if (!listing_differs_ && result_matches(kind, e.result, replayed)) return;
   ++o.mismatches;
   ++stats_.mismatches;
   std::string where;
@@ -385,13 +386,13 @@ void op_runner::count(const work_item& w, int64_t replayed, uint64_t latency_ns)
     where = fmt::format("fd {}", e.fd);
   where = s_.target.shown(where);
   if (stats_.first_mismatches.size() < s_.listed_mismatches)
-    stats_.first_mismatches.push_back({w.seq, tid_, host_, e.kind, where, e.result, replayed});
+    stats_.first_mismatches.push_back({w.seq, tid_, host_, kind, where, e.result, replayed});
   if (replayed == -ENOSPC || replayed == -EDQUOT || replayed == -EIO)
     s_.request_stop(
-        fmt::format("{} on the target: {} {}", strerrorname_np(-replayed), name(e.kind), where));
+        fmt::format("{} on the target: {} {}", strerrorname_np(-replayed), name(kind), where));
   else if (s_.strict)
     s_.request_stop(fmt::format("--strict: {} {} returned {} where the recording had {}",
-                                name(e.kind), where, replayed, e.result));
+                                name(kind), where, replayed, e.result));
 }
 
 // A recorded failure of the recording's environment is taken, not reproduced (unless

@@ -20,6 +20,7 @@ bool op_runner::submit_request(const work_item& w) {
   const event& e = w.ev;
   const engine en = engine_of(e.via);
   if (en != engine::io_uring && en != engine::aio) return false;
+  if (e.kind == op::splice) return false;  // between two pipes: not issued (splice_side)
   engine_stats& st = stats_.engines[static_cast<size_t>(en)];
   const int fd = fd_of(w.fx.h1);
   if (!s_.same_engines || fd < 0) {  // (no fd: the syscall fails with EBADF, as it would)

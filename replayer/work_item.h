@@ -24,6 +24,7 @@ struct alignas(64) work_item {
   uint32_t ftype = 0;                 // S_IFMT of ev.file, 0 if unknown
   bool dir_change = false;            // may move or remove a directory, or a symlink
   bool end = false;                   // no more work for this thread
+  bool spliced = false;  // a splice's file side, as the read or write it did (counted as splice)
   source_list sources;                // a write's bytes (data_flow.h); empty: fresh ones
 };
 

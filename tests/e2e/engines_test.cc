@@ -5,6 +5,8 @@
 // file, reads into registered buffers, a write at the file's position, fallocate); Python's
 // mmap module storing into a shared mapping. Each is recorded complete and replayed with the
 // bytes it wrote, on tmpfs, ext4, xfs and btrfs, 0 mismatches, verified.
+#include <sys/stat.h>
+
 #include <fstream>
 #include <string>
 #include <utility>
@@ -296,6 +298,81 @@ TEST_CASE("an io_uring open into a fixed-file slot leaves the trace incomplete, 
   CHECK(info["complete"] == false);
   CHECK(info["incomplete_reasons"] ==
         nlohmann::json::array({"io_uring requests fsrr does not follow (direct descriptors, "
-                               "splice, tee, driver commands)"}));
+                               "splices from registered files, driver commands)"}));
   CHECK(info["bytes_written"] == 70736);  // what it could decode is there all the same
+}
+
+// splice(2) moves bytes between a pipe and a file: the replay follows no pipe, so it replays
+// the file's side, the read or the write of the bytes moved. pv splices a file into its
+// output pipe and its input pipe into a file.
+TEST_CASE("pv's splices replay as the reads and writes of their files' sides") {
+  if (!can_record()) return;
+  temp_dir work("/dev/shm");
+  write_file(work / "in", 300000);
+  const auto info =
+      record_and_replay(work.path(), "pv -q in | cat >out1 && cat in | pv -q >out2", 20);
+  struct stat st;
+  REQUIRE(::stat((work / "out2").c_str(), &st) == 0);
+  REQUIRE(st.st_size == 300000);
+  // pv moves at most 128 KiB a call, a pipe holds 64 KiB: at least 5 calls each way
+  CHECK(info["ops"]["splice"].get<uint64_t>() >= 10);
+  // out1 by cat's writes, out2 by pv's splices; in read by pv's splices and by cat
+  CHECK(info["bytes_written"] == 600000);
+  replays_wrote(work.path(), 600000);
+  const auto tmpfs = nlohmann::json::parse(slurp(work / "tmpfs.json"));
+  CHECK(tmpfs["ops"]["splice"]["count"] == info["ops"]["splice"]);
+  CHECK(tmpfs["ops"]["splice"]["mismatches"] == 0);
+  CHECK(tmpfs["bytes_read"] == info["bytes_read"]);  // pv's and cat's reads of in, and more
+  // out2 replayed to its recorded size, with the bytes the data flow says (verify --content)
+  const int replayed = run(fmt::format(
+      "cd {1} && mkdir again && {0} replay t.trace again --timing afap --data random --seed 5 "
+      "--no-progress >again.log 2>&1 && {0} verify --content --data random --seed 5 t.trace "
+      "again >>again.log 2>&1 && stat -c %s again{1}/out2 >size",
+      FSRR_BIN, work.path()));
+  INFO(slurp(work / "again.log"));
+  REQUIRE(replayed == 0);
+  CHECK(slurp(work / "size") == "300000\n");
+}
+
+TEST_CASE("io_uring SPLICE and TEE are recorded as splices and replay their files' sides") {
+  if (!can_record()) return;
+  temp_dir work("/dev/shm");
+  const auto info = record_and_replay(work.path(), fmt::format("{} . splice", URING_WRITER), 20);
+  CHECK(info["complete"] == true);
+  // data -> pipe, pipe -> spliced, pipe -> the registered other; TEE joins two pipes
+  CHECK(info["ops"]["splice"] == 3);
+  CHECK(info["bytes_written"] == 70736 + 2 * 8192);
+  replays_wrote(work.path(), 70736 + 2 * 8192);
+  // 28 requests and the 3 splices through the ring, as their files' reads and writes
+  replays_through(work.path(), "io_uring", 28 + 3, 28 + 3);
+  REQUIRE(run(fmt::format("{0} dump --json {1}/t.trace >{1}/dump.json", FSRR_BIN, work.path())) ==
+          0);
+  std::vector<nlohmann::json> splices;
+  {
+    std::ifstream in(work / "dump.json");
+    for (std::string line; std::getline(in, line);)
+      if (auto e = nlohmann::json::parse(line); e["op"] == "splice") splices.push_back(e);
+  }
+  REQUIRE(splices.size() == 3);
+  for (const auto& e : splices) {
+    CHECK(e["engine"] == "io_uring");
+    CHECK(e["result"] == 8192);
+    CHECK(e["size"] == 8192);
+  }
+  // out of data at 4096 into a pipe; into spliced at 0; into the registered other at its
+  // position (fd2: the fd it was registered from)
+  CHECK((splices[0].contains("file") && !splices[0].contains("file2")));
+  CHECK((splices[0]["offset"] == 4096 && splices[0]["offset2"] == -1));
+  CHECK((!splices[1].contains("file") && splices[1].contains("file2")));
+  CHECK((splices[1]["offset"] == -1 && splices[1]["offset2"] == 0));
+  CHECK((splices[2].contains("file2") && splices[2]["offset2"] == -1));
+  CHECK((splices[2]["sqe_flags"].get<int>() & 1) == 1);  // IOSQE_FIXED_FILE
+  const int replayed = run(fmt::format(
+      "cd {1} && mkdir again && {0} replay t.trace again --timing afap --data random --seed 5 "
+      "--no-progress >again.log 2>&1 && {0} verify --content --data random --seed 5 t.trace "
+      "again >>again.log 2>&1 && stat -c %s again{1}/spliced >size",
+      FSRR_BIN, work.path()));
+  INFO(slurp(work / "again.log"));
+  REQUIRE(replayed == 0);
+  CHECK(slurp(work / "size") == "8192\n");
 }

@@ -17,6 +17,8 @@
  * SENDs them over a Unix socket pair, reads the first 4 KiB again and WRITEs them into a pipe;
  * the parent RECVs the 16 KiB, writes them to `copy`, READs the 4 KiB from the pipe and writes
  * them to `copy2`: copies made through rings, byte for byte.
+ * With "splice" it moves 8 KiB of `data` through pipes into `spliced` and the registered
+ * `other` (SPLICE, TEE, SPLICE).
  * With "direct" it opens `data` into a fixed-file slot (a direct descriptor), which fsrr does
  * not follow. Exit 0 on success. */
 #define _GNU_SOURCE
@@ -245,6 +247,26 @@ int main(int argc, char** argv) {
     complete(1, 4096);
     close(copy);
     close(copy2);
+  }
+  if (argc > 2 && strcmp(argv[2], "splice") == 0) {
+    /* 8 KiB of `data` from 4096 on SPLICEd into a pipe and TEEd into a second one; the
+     * first pipe's bytes SPLICEd into `spliced` at 0, the second's into the registered
+     * `other` at its position (2100, after the 100 bytes written there) */
+    int p[2], q[2], spliced;
+    if (pipe(p) < 0 || pipe(q) < 0) die("pipe", errno);
+    io_uring_prep_splice(sqe(), data, 4096, p[1], -1, 8192, 0);
+    complete(1, 8192);
+    io_uring_prep_tee(sqe(), p[0], q[1], 8192, 0);
+    complete(1, 8192);
+    snprintf(path, sizeof path, "%s/spliced", argv[1]);
+    if ((spliced = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0) die(path, errno);
+    io_uring_prep_splice(sqe(), p[0], -1, spliced, 0, 8192, 0);
+    complete(1, 8192);
+    s = sqe();
+    io_uring_prep_splice(s, q[0], -1, 0, -1, 8192, 0);
+    s->flags |= IOSQE_FIXED_FILE;
+    complete(1, 8192);
+    close(spliced);
   }
   if (argc > 2 && strcmp(argv[2], "direct") == 0) {
     snprintf(path, sizeof path, "%s/data", argv[1]);
