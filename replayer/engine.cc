@@ -188,8 +188,11 @@ size_t dispatcher::order_keys(const work_item& w, uint64_t* keys) const {
   add(order_key(order_kind::file, e.file2));
   for (const resolved_path* p : {w.p1, w.p2})
     if (p) add(order_key(order_kind::path, p->parent) | order_shared);
-  if (w.p1) add(order_key(order_kind::path, e.path));
-  if (w.p2) add(order_key(order_kind::path, e.path2));
+  // An op that found its name taken (EEXIST) lost a race to the op that made the name, which
+  // may have overlapped it in the recording: it waits for every earlier op on its names.
+  const uint64_t lost = e.result == -EEXIST ? order_all : 0;
+  if (w.p1) add(order_key(order_kind::path, e.path) | lost);
+  if (w.p2) add(order_key(order_kind::path, e.path2) | lost);
   // A directory's listing depends on every name in it.
   if (info(e.kind).cls == op_class::dir && w.fx.h1)
     add(order_key(order_kind::path, fds_.handle(w.fx.h1).path));

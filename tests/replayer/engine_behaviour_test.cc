@@ -529,6 +529,39 @@ TEST_CASE("a thread with ops after its exit event replays them on a new replay t
   CHECK(S_ISDIR(f.mode("after")));
 }
 
+TEST_CASE("a mkdir that lost a race to an overlapping mkdir of the same name loses it again") {
+  // Two processes make one directory at once (python -m compileall's workers, __pycache__):
+  // the one that started first made it, the other, overlapping it, met EEXIST. The first's
+  // lane is busy with 64 MiB of writes before it; the loser waits for it all the same.
+  replay_fixture f;
+  {
+    trace_builder b(f.trace);
+    const thread_id a = b.thread(1, 1, 1);
+    const thread_id c = b.thread(2, 2, 2);
+    const file_id big = b.file(10);
+    event& o = b.at(a, 0, op::openat, 3, 1'000);
+    o.path = b.path("/big");
+    o.file = big;
+    o.flags = O_WRONLY | O_CREAT;
+    o.mode = 0644;
+    for (int i = 0; i < 16; ++i) {
+      event& w = b.at(a, 10'000 + i * 1'000, op::pwrite64, 4 << 20, 500);
+      w.fd = 3;
+      w.file = big;
+      w.offset = static_cast<int64_t>(i) << 22;
+      w.size = 4 << 20;
+    }
+    b.at(a, 100'000, op::mkdir, 0, 50'000).path = b.path("/d");
+    b.at(c, 110'000, op::mkdir, -EEXIST, 10'000).path = b.path("/d");
+    b.finish();
+  }
+  const replay_stats s = f.replay();
+  CHECK(s.mismatches == 0);
+  CHECK(count(s, op::mkdir) == 2);
+  CHECK(s.ops[static_cast<size_t>(op::mkdir)].errors == 1);
+  CHECK(S_ISDIR(f.mode("d")));
+}
+
 TEST_CASE("a symlink replaced between two ops leads the second to its new target") {
   replay_fixture f;
   {
