@@ -460,8 +460,13 @@ void data_flow::apply(const event& e, const fd_effect& fx, const fd_map& fds, so
       return copy_in_kernel(e.file, in, e.file2, to, n);
     }
     case op::splice:  // a pipe on one side, not followed: the file's side is read or written
-      if (fx.h2 && !fx.h1 && e.file2 != no_id) {  // into the file: fresh bytes where they land
-        const uint64_t to = fx.pos2 ? fds.handle(fx.h2).pos - n : static_cast<uint64_t>(e.offset2);
+      if (e.file2 != no_id && e.file == no_id && fx.h2) {  // into the file: fresh bytes there
+        const int64_t pos = fds.handle(fx.h2).pos;  // (a hostile trace's may be negative)
+        const int64_t at = fx.pos2 ? (pos > 0 && static_cast<uint64_t>(pos) >= n
+                                          ? pos - static_cast<int64_t>(n) : 0)
+                                   : std::max<int64_t>(e.offset2, 0);
+        const auto to = static_cast<uint64_t>(at);
+        if (to > UINT64_MAX - n) return;
         source_list fresh;
         if (n) fresh.add({content_key(fds.handle(fx.h2).path), to, n});
         stats_.generated += n;

@@ -181,6 +181,7 @@ void durability_oracle::apply(const event& e) {
       case op_class::copy:
       case op_class::ioctl:
         for (file_id id : {e.file, e.file2}) {
+          if (e.kind == op::splice && id == e.file) continue;  // the side read (or a pipe)
           std::erase_if(replacements_, [&](const replacement& r) { return r.by == id; });
           if (file_state* f = known(id))
             f->dirty = true;

@@ -46,8 +46,10 @@ void end_state_core::apply(const event& e) {
       return grow(file(e.file2),
                   fx.pos2 ? (fx.h2 ? fds_.handle(fx.h2).pos : 0) : e.offset2 + e.result);
     case op::splice:  // into a file from a pipe: at its position or at offset2, as above
-      if (fx.h2 && e.file2 != no_id)
-        grow(file(e.file2), fx.pos2 ? fds_.handle(fx.h2).pos : e.offset2 + e.result);
+      if (e.file2 != no_id && e.file == no_id && fx.h2)
+        grow(file(e.file2), fx.pos2 ? fds_.handle(fx.h2).pos
+                                    : (e.offset2 > INT64_MAX - e.result ? INT64_MAX
+                                                                        : e.offset2 + e.result));
       return;
     case op::sendfile:  // out at its position, which fd_map has just moved past the data
       if (fx.h1) grow(file(e.file), fds_.handle(fx.h1).pos);

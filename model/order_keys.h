@@ -19,6 +19,9 @@ inline constexpr uint64_t order_all = uint64_t{1} << 63;
 // name in it (create, stat, rename of different names) do not wait for each other, only for
 // the ops on the directory itself (mkdir, rmdir, getdents), which wait for all of them.
 inline constexpr uint64_t order_shared = uint64_t{1} << 62;
-inline constexpr uint64_t order_marks = order_all | order_shared;
+// Marks a key on which the op waits for every earlier op that used the key itself (not a name
+// in it), overlapping or not: an op that met EEXIST lost a race to the op that made the name.
+inline constexpr uint64_t order_race = uint64_t{1} << 61;
+inline constexpr uint64_t order_marks = order_all | order_shared | order_race;
 
 }  // namespace fsrr

@@ -331,19 +331,34 @@ void decoder::on_uring(std::span<const uint8_t> record) {
 // (a pipe's always). Between two pipes, or a pipe and a socket, it is counted as a stream's.
 bool decoder::uring_splice(const fsrr_uring& h, const record_items& it) {
   const fsrr_uring_sub& sub = h.sub;
+  if (sub.opcode == uring_tee || h.res == -ECANCELED) {  // two pipes; or it never ran
+    w_.add_nonfile(op::io_uring_enter, sub.opcode == uring_tee ? fd_kind::pipe : fd_kind::other);
+    return true;
+  }
+  const bool fixed_in = sub.op_flags & splice_fd_in_fixed;
   const fsrr_file* out = it.file[0];
-  const fsrr_file* in = it.file[1];
-  if (sub.op_flags & splice_fd_in_fixed || !out || !out->file || !in || !in->file) return false;
-  if (h.res == -ECANCELED) {  // never ran
+  const fsrr_file* in = fixed_in ? nullptr : it.file[1];
+  const bool out_known = out && out->file, in_known = in && in->file;
+  const bool out_file = out_known && !nonfile_kind(*out);
+  const bool in_file = in_known && !nonfile_kind(*in);
+  // splice(2) wants a pipe on one side: into a file, the side read is one (registered or
+  // not); out into a pipe, the side read must be known to tell a file from another pipe.
+  if (!out_file && (!out_known || !in_known || !in_file)) {
+    if (out_known && in_known) {  // two pipes, or a pipe and a socket
+      w_.add_nonfile(op::io_uring_enter, *nonfile_kind(*out));
+      return true;
+    }
+    if (h.res < 0) {  // failed (a bad fd): nothing moved
+      w_.add_nonfile(op::io_uring_enter, fd_kind::other);
+      return true;
+    }
+    return false;  // from a registered fd, or one closed since: not known
+  }
+  if (out_file && in_file) {  // two files: splice(2) refuses that (EINVAL)
     w_.add_nonfile(op::io_uring_enter, fd_kind::other);
     return true;
   }
-  const auto in_kind = nonfile_kind(*in), out_kind = nonfile_kind(*out);
-  if (sub.opcode == uring_tee || (in_kind && out_kind)) {  // no file on either side
-    w_.add_nonfile(op::io_uring_enter, out_kind ? *out_kind : fd_kind::other);
-    return true;
-  }
-  if (!in_kind && !out_kind) return false;  // two files: splice(2) refuses that
+  const bool reads = in_file;  // the file is the side read
   const auto tid = static_cast<int32_t>(h.h.tid);
   task& t = task_of(tid);
   const uint64_t files = sub.files ? sub.files : t.files;
@@ -352,13 +367,12 @@ bool decoder::uring_splice(const fsrr_uring& h, const record_items& it) {
   e.ts = trace_time(h.h.ts);
   e.dur = h.dur;
   e.result = h.res;
-  e.fd = static_cast<int32_t>(sub.len >> 32);
+  e.fd = fixed_in ? -1 : static_cast<int32_t>(sub.len >> 32);  // -1: a registered pipe
   e.fd2 = sub.flags & req_fixed_file ? fixed_fd(files, sub, out->file) : sub.fd;
   e.offset = static_cast<int64_t>(sub.aux);
   e.offset2 = sub.off;
   e.size = sub.len & 0xffffffff;
-  e.flags = sub.op_flags;
-  const bool reads = !in_kind;  // the file is the side read
+  e.flags = sub.op_flags & ~splice_fd_in_fixed;
   const fsrr_file& f = reads ? *in : *out;
   const int64_t at = reads ? e.offset : e.offset2;
   const int64_t moved = h.res > 0 ? h.res : 0;

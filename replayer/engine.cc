@@ -110,11 +110,12 @@ dispatcher::dispatcher(trace_reader& r, const target_root& t, const data_source&
 // A splice moves bytes between a pipe and a file, and the replay follows no pipe: it replays
 // the file's side, the read or the write of as many bytes as the call moved, where the call
 // moved them (at the fd's position, which the call moved, for a NULL offset), through the
-// engine that submitted it. Two pipes (tee's, or splice's), a FIFO opened by name on the other
-// side, or a failed call stay a splice, which the replay does not issue.
+// engine that submitted it. The file's side is the one the trace names a file on (a pipe has
+// none); two pipes, or a failed call, stay a splice, which the replay does not issue.
 void dispatcher::splice_side(work_item& w) const {
   event& e = w.ev;
-  const bool in = w.fx.h1 && !w.fx.h2, out = w.fx.h2 && !w.fx.h1;
+  const bool in = e.file != no_id && e.file2 == no_id && w.fx.h1;
+  const bool out = e.file2 != no_id && e.file == no_id && w.fx.h2;
   if ((!in && !out) || e.result < 0) return;
   const auto n = static_cast<uint64_t>(e.result);
   const bool at_pos = in ? w.fx.pos1 : w.fx.pos2;
@@ -134,6 +135,7 @@ void dispatcher::splice_side(work_item& w) const {
   e.fd2 = -1;
   e.file2 = no_id;
   e.offset2 = 0;
+  e.flags = 0;  // SPLICE_F_*: not a read's or write's
   w.fx.h1 = h;
   w.fx.h2 = no_handle;
   w.fx.pos1 = w.fx.pos2 = false;
@@ -177,8 +179,8 @@ size_t dispatcher::order_keys(const work_item& w, uint64_t* keys) const {
     if ((k & 0xffffffffu) == 0) return;
     for (size_t i = 0; i < n; ++i)
       if ((keys[i] & ~order_marks) == (k & ~order_marks)) {  // all if either, shared if both
-        keys[i] =
-            (keys[i] & ~order_marks) | ((keys[i] | k) & order_all) | (keys[i] & k & order_shared);
+        keys[i] = (keys[i] & ~order_marks) | ((keys[i] | k) & (order_all | order_race)) |
+                  (keys[i] & k & order_shared);
         return;
       }
     keys[n++] = k;
@@ -189,8 +191,11 @@ size_t dispatcher::order_keys(const work_item& w, uint64_t* keys) const {
   for (const resolved_path* p : {w.p1, w.p2})
     if (p) add(order_key(order_kind::path, p->parent) | order_shared);
   // An op that found its name taken (EEXIST) lost a race to the op that made the name, which
-  // may have overlapped it in the recording: it waits for every earlier op on its names.
-  const uint64_t lost = e.result == -EEXIST ? order_all : 0;
+  // may have overlapped it in the recording: it waits for every earlier op on its names
+  // themselves (not on names in them: mkdir -p meets EEXIST on every parent). Only the race
+  // the winner started first is kept so; a loser that started first is earlier in the trace,
+  // and no op waits for a later one.
+  const uint64_t lost = e.result == -EEXIST ? order_race : 0;
   if (w.p1) add(order_key(order_kind::path, e.path) | lost);
   if (w.p2) add(order_key(order_kind::path, e.path2) | lost);
   // A directory's listing depends on every name in it.

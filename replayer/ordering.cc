@@ -159,7 +159,7 @@ void order_tracker::add(const progress_counter* lane, uint32_t index, uint64_t t
   for (const uint64_t marked : keys) {
     slot& s = find_or_insert(marked & ~order_marks);
     if (!(marked & order_shared)) {
-      add_exclusive(s, lane, index, ts, end, marked & order_all, deps);
+      add_exclusive(s, lane, index, ts, end, marked & order_all, marked & order_race, deps);
       continue;
     }
     // Shared: waits for the exclusive uses that ended before it, as an exclusive use would.
@@ -182,7 +182,8 @@ void order_tracker::add(const progress_counter* lane, uint32_t index, uint64_t t
 }
 
 void order_tracker::add_exclusive(slot& s, const progress_counter* lane, uint32_t index,
-                                  uint64_t ts, uint64_t end, bool all, dep_list& deps) {
+                                  uint64_t ts, uint64_t end, bool all, bool race,
+                                  dep_list& deps) {
   auto& v = s.entries;
   // Newest first: an ended entry is covered when a newer ended entry started after it ended,
   // because that one already waits for it.
@@ -192,7 +193,7 @@ void order_tracker::add_exclusive(slot& s, const progress_counter* lane, uint32_
     const entry x = v[i];
     const bool ended = x.end <= ts;
     bool drop = x.lane->reached(x.count);
-    if (!drop && all) {
+    if (!drop && (all || race)) {
       if (x.lane != lane) deps.add({x.lane, x.count});
     } else if (!drop && ended) {
       if (newer_ended && newer_start >= x.end)

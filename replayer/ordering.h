@@ -70,7 +70,7 @@ class order_tracker {
  public:
   order_tracker();
   // Op number `index` of `lane`, recorded over [ts, end], touches `keys` (distinct, non-zero,
-  // possibly marked order_all or order_shared).
+  // possibly marked order_all, order_race or order_shared).
   // Adds to `deps` the ops on other lanes it must wait for.
   void add(const progress_counter* lane, uint32_t index, uint64_t ts, uint64_t end,
            std::span<const uint64_t> keys, dep_list& deps);
@@ -95,7 +95,7 @@ class order_tracker {
     std::vector<shared_use> shared;
   };
   void add_exclusive(slot& s, const progress_counter* lane, uint32_t index, uint64_t ts,
-                     uint64_t end, bool all, dep_list& deps);
+                     uint64_t end, bool all, bool race, dep_list& deps);
   slot& find_or_insert(uint64_t key);
   void rebuild(size_t capacity);  // drops finished entries and keys left without any
 

@@ -298,7 +298,7 @@ TEST_CASE("an io_uring open into a fixed-file slot leaves the trace incomplete, 
   CHECK(info["complete"] == false);
   CHECK(info["incomplete_reasons"] ==
         nlohmann::json::array({"io_uring requests fsrr does not follow (direct descriptors, "
-                               "splices from registered files, driver commands)"}));
+                               "splices from registered fds into pipes, driver commands)"}));
   CHECK(info["bytes_written"] == 70736);  // what it could decode is there all the same
 }
 
@@ -359,13 +359,13 @@ TEST_CASE("io_uring SPLICE and TEE are recorded as splices and replay their file
     CHECK(e["result"] == 8192);
     CHECK(e["size"] == 8192);
   }
-  // out of data at 4096 into a pipe; into spliced at 0; into the registered other at its
-  // position (fd2: the fd it was registered from)
+  // out of data at 4096 into a pipe; into spliced at 0; from a registered pipe (fd -1) into
+  // the registered other at its position (fd2: the fd it was registered from)
   CHECK((splices[0].contains("file") && !splices[0].contains("file2")));
   CHECK((splices[0]["offset"] == 4096 && splices[0]["offset2"] == -1));
   CHECK((!splices[1].contains("file") && splices[1].contains("file2")));
   CHECK((splices[1]["offset"] == -1 && splices[1]["offset2"] == 0));
-  CHECK((splices[2].contains("file2") && splices[2]["offset2"] == -1));
+  CHECK((splices[2].contains("file2") && splices[2]["offset2"] == -1 && splices[2]["fd"] == -1));
   CHECK((splices[2]["sqe_flags"].get<int>() & 1) == 1);  // IOSQE_FIXED_FILE
   const int replayed = run(fmt::format(
       "cd {1} && mkdir again && {0} replay t.trace again --timing afap --data random --seed 5 "

@@ -18,7 +18,7 @@
  * the parent RECVs the 16 KiB, writes them to `copy`, READs the 4 KiB from the pipe and writes
  * them to `copy2`: copies made through rings, byte for byte.
  * With "splice" it moves 8 KiB of `data` through pipes into `spliced` and the registered
- * `other` (SPLICE, TEE, SPLICE).
+ * `other` (SPLICE, TEE, SPLICE, the last from a registered pipe).
  * With "direct" it opens `data` into a fixed-file slot (a direct descriptor), which fsrr does
  * not follow. Exit 0 on success. */
 #define _GNU_SOURCE
@@ -250,8 +250,8 @@ int main(int argc, char** argv) {
   }
   if (argc > 2 && strcmp(argv[2], "splice") == 0) {
     /* 8 KiB of `data` from 4096 on SPLICEd into a pipe and TEEd into a second one; the
-     * first pipe's bytes SPLICEd into `spliced` at 0, the second's into the registered
-     * `other` at its position (2100, after the 100 bytes written there) */
+     * first pipe's bytes SPLICEd into `spliced` at 0, the second's (its read end registered)
+     * into the registered `other` at its position (2100, after the 100 bytes written there) */
     int p[2], q[2], spliced;
     if (pipe(p) < 0 || pipe(q) < 0) die("pipe", errno);
     io_uring_prep_splice(sqe(), data, 4096, p[1], -1, 8192, 0);
@@ -262,8 +262,10 @@ int main(int argc, char** argv) {
     if ((spliced = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0) die(path, errno);
     io_uring_prep_splice(sqe(), p[0], -1, spliced, 0, 8192, 0);
     complete(1, 8192);
+    /* the second pipe's read end registered in slot 1 (once `third`'s): both sides fixed */
+    if ((r = io_uring_register_files_update(&ring, 1, &q[0], 1)) != 1) die("files update", r);
     s = sqe();
-    io_uring_prep_splice(s, q[0], -1, 0, -1, 8192, 0);
+    io_uring_prep_splice(s, 1, -1, 0, -1, 8192, SPLICE_F_FD_IN_FIXED);
     s->flags |= IOSQE_FIXED_FILE;
     complete(1, 8192);
     close(spliced);

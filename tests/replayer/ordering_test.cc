@@ -90,6 +90,14 @@ TEST_CASE("a key marked order_all waits even for overlapping ops") {
 
 constexpr uint64_t dir_d = order_key(order_kind::path, 7);
 
+TEST_CASE("a key marked order_race waits for overlapping ops on the key, not on names in it") {
+  fixture f;
+  f.add(f.lane1, 0, 100, 500, dir_d);                  // mkdir d, still running
+  f.add(f.lane3, 0, 150, 450, dir_d | order_shared);  // a create in d, overlapping too
+  // the mkdir of d that met EEXIST waits for the mkdir, not for the create in it
+  CHECK(f.add(f.lane2, 0, 300, 400, dir_d | order_race) == std::vector<dep>{{&f.lane1, 1}});
+}
+
 TEST_CASE("ops that only share a directory do not wait for each other") {
   fixture f;
   f.add(f.lane1, 0, 100, 200, dir_d | order_shared);
