@@ -273,6 +273,8 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
     extract__args(regs, args);
     if (nr == 25) /* mremap */
       shared_maps_moved(task, args, ret);
+    else if (nr == 10) /* mprotect */
+      shared_maps_protect(task, args, ret);
     else
       shared_maps_update(task, FSRR_K_MUNMAP, args, ret, 0);
     return 0;

@@ -35,7 +35,7 @@ enum fsrr_kind {
   FSRR_K_AIO_SUBMIT, /* io_submit: the iocbs it took (the result's count, at most FSRR_AIO_MAX) */
   FSRR_K_AIO_EVENTS, /* io_getevents, io_pgetevents: the io_events it returned (as many) */
   FSRR_K_MSYNC,      /* the file mapped shared at arg 0, if any, as fd slot 0's file */
-  FSRR_K_MUNMAP,     /* munmap, mremap: kept in the shared_maps table, never sent */
+  FSRR_K_MUNMAP,     /* munmap, mremap, mprotect: kept in the shared_maps table, never sent */
 };
 
 /* Descriptor flags. */

@@ -50,25 +50,12 @@ static __always_inline bool shared_maps_cut(struct fsrr_shared_maps* t, __u64 st
   return hit;
 }
 
-/* After a successful mmap, munmap or mremap of the current process. */
-static __always_inline void shared_maps_update(struct task_struct* task, __u32 kind,
-                                               const __u64* args, long ret, __u64 fptr) {
-  __u32 tgid = extract__host_tgid(task);
-  struct fsrr_shared_maps* t = bpf_map_lookup_elem(&shared_maps, &tgid);
-  __u64 len = (args[1] + 4095) & ~4095ull;
-  struct inode* inode;
+/* A writable shared mapping of file `fptr` at [start, end), page `pgoff` at start, into the
+ * process's table `t` (made if null). */
+static __always_inline void shared_maps_add(__u32 tgid, struct fsrr_shared_maps* t, __u64 start,
+                                            __u64 end, __u64 fptr, __u64 pgoff) {
+  struct inode* inode = KPTR(file, fptr)->f_inode;
 
-  if (kind == FSRR_K_MUNMAP) {
-    if (!t) return;
-    if (ret) return; /* munmap failed; mremap's ret is an address */
-    shared_maps_cut(t, args[0], args[0] + len);
-    return;
-  }
-  if ((__u64)ret >= (__u64)-4095) return; /* failed */
-  if (t) shared_maps_cut(t, ret, ret + len);
-  if ((args[3] & 0xf) != 1 && (args[3] & 0xf) != 3) return; /* MAP_SHARED(_VALIDATE) */
-  if (!(args[2] & 2) || (args[3] & MAP_ANONYMOUS) || !fptr) return; /* PROT_WRITE, a file */
-  inode = KPTR(file, fptr)->f_inode;
   if (!inode || !mode_has_path(inode->i_mode) || pseudo_fs(inode->i_sb->s_magic)) return;
   if (!t) {
     bpf_map_update_elem(&shared_maps, &tgid, &no_shared_maps, BPF_NOEXIST);
@@ -82,14 +69,72 @@ static __always_inline void shared_maps_update(struct task_struct* task, __u32 k
     struct fsrr_shared_map* m = &t->m[i];
 
     if (m->end) continue;
-    m->start = ret;
-    m->end = ret + len;
+    m->start = start;
+    m->end = end;
     m->file = fptr;
-    m->pgoff = args[5] >> 12;
+    m->pgoff = pgoff;
     return;
   }
   count(FSRR_C_FAULT_MISSED); /* more than the table holds */
 }
+
+/* After a successful mmap, munmap or mremap of the current process. */
+static __always_inline void shared_maps_update(struct task_struct* task, __u32 kind,
+                                               const __u64* args, long ret, __u64 fptr) {
+  __u32 tgid = extract__host_tgid(task);
+  struct fsrr_shared_maps* t = bpf_map_lookup_elem(&shared_maps, &tgid);
+  __u64 len = (args[1] + 4095) & ~4095ull;
+
+  if (kind == FSRR_K_MUNMAP) {
+    if (!t) return;
+    if (ret) return; /* munmap failed; mremap's ret is an address */
+    shared_maps_cut(t, args[0], args[0] + len);
+    return;
+  }
+  if ((__u64)ret >= (__u64)-4095) return; /* failed */
+  if (t) shared_maps_cut(t, ret, ret + len);
+  if ((args[3] & 0xf) != 1 && (args[3] & 0xf) != 3) return; /* MAP_SHARED(_VALIDATE) */
+  if (!(args[2] & 2) || (args[3] & MAP_ANONYMOUS) || !fptr) return; /* PROT_WRITE, a file */
+  shared_maps_add(tgid, t, ret, ret + len, fptr, args[5] >> 12);
+}
+
+/* mprotect(addr, len, prot) that made a shared mapping of a file writable: followed from here
+ * on, as an mmap with PROT_WRITE would have been (the part of the mapping at addr the call
+ * covers; a call across several mappings makes the first one writable here). */
+struct protect_ctx {
+  __u64 file, start, end, pgoff;
+};
+
+static long protect__vma(struct task_struct* task, struct vm_area_struct* vma,
+                         struct protect_ctx* c) {
+  if (!vma->vm_file || !(vma->vm_flags & FSRR_VM_SHARED)) return 0;
+  c->file = (__u64)vma->vm_file;
+  c->start = vma->vm_start;
+  c->end = vma->vm_end;
+  c->pgoff = vma->vm_pgoff;
+  return 0;
+}
+
+static __always_inline void shared_maps_protect(struct task_struct* task, const __u64* args,
+                                                long ret) {
+  __u32 tgid = extract__host_tgid(task);
+  struct fsrr_shared_maps* t = bpf_map_lookup_elem(&shared_maps, &tgid);
+  __u64 start = args[0], end = args[0] + ((args[1] + 4095) & ~4095ull);
+  struct protect_ctx c = {};
+
+  if (ret || !(args[2] & 2)) return; /* failed, or not made writable */
+  if (bpf_find_vma(bpf_get_current_task_btf(), args[0], protect__vma, &c, 0) || !c.file) return;
+  if (start < c.start) start = c.start;
+  if (end > c.end) end = c.end;
+  if (start >= end) return;
+  if (t) {
+    for (int i = 0; i < FSRR_SHARED_MAPS; i++) /* followed already (writable before) */
+      if (t->m[i].end && t->m[i].start <= start && end <= t->m[i].end) return;
+    shared_maps_cut(t, start, end);
+  }
+  shared_maps_add(tgid, t, start, end, c.file, c.pgoff + ((start - c.start) >> 12));
+}
+
 
 /* mremap(old, old_len, new_len, ...): the old range is gone; a followed mapping moved or
  * resized is followed no more (counted: the trace says so). */

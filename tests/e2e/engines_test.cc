@@ -206,6 +206,18 @@ TEST_CASE("Python's mmap stores replay as the pages they dirtied, its flush as a
         std::vector<w>{{0, 4096}, {8192, 4096}, {20480, 100}, {0, 4096}});
 }
 
+TEST_CASE("a shared mapping made writable by mprotect is followed from then on") {
+  if (!can_record()) return;
+  temp_dir work("/dev/shm");
+  // mapped read-only, pages 1 and 2 made writable, a store in each, msync
+  const auto info =
+      record_and_replay(work.path(), fmt::format("python3 {} . mprotect", MAPPED_WRITER), 20);
+  using w = std::pair<int64_t, uint64_t>;
+  CHECK(mapped_writes(work / "t.trace") == std::vector<w>{{4096, 4096}, {8192, 4096}});
+  CHECK(info["ops"]["fdatasync"] == 1);
+  replays_wrote(work.path(), 8192);
+}
+
 TEST_CASE("fio's mmap engine is recorded page by page and replays its bytes") {
   if (!can_record()) return;
   temp_dir work("/dev/shm");
