@@ -35,6 +35,7 @@
 #define FSRR_IORING_OP_SETXATTR 42
 #define FSRR_IORING_OP_FGETXATTR 43
 #define FSRR_IORING_OP_GETXATTR 44
+#define FSRR_IORING_OP_FIXED_FD_INSTALL 54
 #define FSRR_IORING_OP_FTRUNCATE 55
 #define FSRR_IORING_OP_READV_FIXED 60
 #define FSRR_IORING_OP_WRITEV_FIXED 61
@@ -79,6 +80,7 @@ int BPF_PROG(fsrr_uring_submit, struct io_kiocb* req) {
   struct io_close* close = cmd;
   struct io_xattr* xattr = cmd;
   struct io_splice* splice = cmd;
+  struct io_fixed_install* install = cmd;
   __u64 key = (__u64)req, name0 = 0, name1 = 0;
 
   if (!bpf_task_storage_get(&state, cur, 0, 0)) {
@@ -132,6 +134,9 @@ int BPF_PROG(fsrr_uring_submit, struct io_kiocb* req) {
       break;
     case FSRR_IORING_OP_FTRUNCATE:
       sub.len = BPF_CORE_READ(ftrunc, len);
+      break;
+    case FSRR_IORING_OP_FIXED_FD_INSTALL: /* fd: the registered file's index */
+      sub.op_flags = BPF_CORE_READ(install, o_flags);
       break;
     case FSRR_IORING_OP_SPLICE: /* fd: the SQE's, out; aux: the offset in */
     case FSRR_IORING_OP_TEE:
@@ -265,6 +270,21 @@ int BPF_PROG(fsrr_uring_complete, struct io_ring_ctx* ring, void* req, struct io
     /* the file it opened, in the submitter's fd table (io-wq workers and the SQ thread
      * share it) */
     fptr = extract__fd_file(cur, cqe->res);
+    if (fptr) rec__new_file(&r, 2, fptr);
+    fptr = 0;
+  } else if ((sub->opcode == FSRR_IORING_OP_OPENAT || sub->opcode == FSRR_IORING_OP_OPENAT2) &&
+             cqe->res >= 0) {
+    /* into a slot of the ring's table of registered files (a direct descriptor): the file
+     * the table holds there (a slot given 1-based, or allocated: the result is its index) */
+    __u32 file_slot = sub->aux >> 32;
+    __u32 slot = file_slot == ~0u ? (__u32)cqe->res : file_slot - 1;
+    struct io_rsrc_node** nodes = BPF_CORE_READ(ring, file_table.data.nodes);
+    struct io_rsrc_node* node = 0;
+
+    fptr = 0;
+    if (nodes && slot < BPF_CORE_READ(ring, file_table.data.nr) &&
+        !bpf_probe_read_kernel(&node, sizeof(node), nodes + slot) && node)
+      fptr = BPF_CORE_READ(node, file_ptr) & ~3ull; /* FFS_NOWAIT, FFS_ISREG */
     if (fptr) rec__new_file(&r, 2, fptr);
     fptr = 0;
   } else if (sub->opcode == FSRR_IORING_OP_STATX && cqe->res == 0) {

@@ -274,8 +274,8 @@ std::vector<std::string> incomplete_reasons(uint64_t bits) {
       {incomplete_compat_syscalls, "32-bit syscalls counted, not decoded"},
       {incomplete_io_uring, "io_uring I/O is invisible to syscall tracing"},
       {incomplete_uring_ops,
-       "io_uring requests fsrr does not follow (direct descriptors, splices from registered "
-       "fds into pipes, driver commands)"},
+       "io_uring requests fsrr does not follow (splices from registered fds into pipes, "
+       "driver commands)"},
       {incomplete_aio, "AIO is invisible to syscall tracing"},
       {incomplete_shared_mmap, "writes through a shared mapping are invisible"},
       {incomplete_path_unresolved, "some paths could not be resolved"},

@@ -114,6 +114,9 @@ class decoder {
   // An io_uring request's bytes through a pipe or a Unix socket (engine_events.cc).
   void uring_stream(const fsrr_uring& h, const fsrr_file& f, fd_kind kind, task& t, int32_t tid);
   int32_t fixed_fd(uint64_t files, const fsrr_uring_sub& sub, uint64_t file);
+  // The fd of the trace's own for slot `slot` of `ring`'s table of registered files in fd
+  // table `files` (a direct descriptor), from now on what requests on the slot name.
+  int32_t slot_fd(uint64_t files, uint64_t ring, int32_t slot);
   // An io_uring request on names (open, close, statx, rename, ...), decoded as the syscall
   // that does the same; false if it cannot be (a direct descriptor, names not seen).
   bool decode_uring_name(const fsrr_uring& h, const record_items& it);

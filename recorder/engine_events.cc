@@ -10,9 +10,11 @@
 // is an fd the fd table does not know (or knows for another file). A request cancelled
 // before it ran (-ECANCELED) is counted, not replayed. Requests on names (opens, closes,
 // stat, renames, links, xattrs) are decoded as the syscalls doing the same
-// (decode_uring_name), splice and tee as the splice(2) they do (uring_splice); those the
-// replay cannot repeat yet (opens into fixed-file slots, a splice from a registered file,
-// driver commands) make the trace incomplete; those on
+// (decode_uring_name), an open into a slot of the ring's table (a direct descriptor) as an
+// open returning an fd of the trace's own for the slot, FIXED_FD_INSTALL as the F_DUPFD of
+// it, splice and tee as the splice(2) they do (uring_splice); those the replay cannot repeat
+// (a splice into a pipe from a registered fd, driver commands) make the trace incomplete;
+// those on
 // no file (NOP, timeouts, polls) and on sockets and pipes are counted, and the bytes moved
 // through a pipe or a Unix socket are stream events (uring_stream), as the syscalls' are.
 #include <fcntl.h>
@@ -476,7 +478,15 @@ bool decoder::decode_uring_name(const fsrr_uring& h, const record_items& it) {
   switch (sub.opcode) {
     case 18:  // OPENAT
     case 28:  // OPENAT2
-      if (sub.aux >> 32) return false;  // into a fixed-file slot: a direct descriptor
+      if (const uint32_t file_slot = sub.aux >> 32; file_slot && h.res >= 0) {
+        // into a slot of the ring's table (a direct descriptor): the fd of the trace's own
+        // that stands for the slot, opened as an fd would be (a slot given 1-based, or
+        // allocated: the result is its index)
+        const int32_t slot = file_slot == ~0u ? static_cast<int32_t>(h.res)
+                                              : static_cast<int32_t>(file_slot - 1);
+        fake.ret = slot_fd(sub.files ? sub.files : task_of(static_cast<int32_t>(h.h.tid)).files,
+                           sub.ring, slot);
+      }
       if (sub.opcode == 18) {
         fake.nr = __NR_openat;
         a[0] = dfd, a[2] = sub.op_flags, a[3] = sub.len;
@@ -488,11 +498,32 @@ bool decoder::decode_uring_name(const fsrr_uring& h, const record_items& it) {
       }
       break;
     case 19:  // CLOSE
-      if (sub.aux) return false;  // a fixed-file slot
       fake.nr = __NR_close;
       a[0] = dfd;
       names_needed = 0;
+      if (sub.aux) {  // a slot of the ring's table: the trace's fd for it, if it has one
+        const uint64_t files = sub.files ? sub.files : task_of(static_cast<int32_t>(h.h.tid)).files;
+        const auto at = fixed_fds_.find({files, sub.ring, static_cast<int32_t>(sub.aux - 1)});
+        if (at == fixed_fds_.end() || at->second < 0) {  // never used by a request: not traced
+          w_.add_nonfile(op::io_uring_enter, fd_kind::other);
+          return true;
+        }
+        a[0] = static_cast<uint64_t>(at->second);
+        fixed_fds_.erase(at);
+      }
       break;
+    case 54: {  // FIXED_FD_INSTALL: a registered file given an fd of the table, as F_DUPFD
+      const fsrr_file* f = it.file[0];
+      if (!f || !f->file) return false;
+      const uint64_t files = sub.files ? sub.files : task_of(static_cast<int32_t>(h.h.tid)).files;
+      fake.nr = __NR_fcntl;
+      a[0] = static_cast<uint64_t>(fixed_fd(files, sub, f->file));
+      a[1] = sub.op_flags & O_CLOEXEC ? F_DUPFD_CLOEXEC : F_DUPFD;
+      names_needed = 0;
+      fd_file = {f->file, f->pos, f->size, f->f_flags, 0};
+      in.ref[0] = in.ref[2] = &fd_file;  // the new fd is that file too
+      break;
+    }
     case 21:  // STATX
       fake.nr = __NR_statx;
       a[0] = dfd, a[2] = sub.op_flags, a[3] = sub.len;
@@ -562,9 +593,16 @@ bool decoder::decode_uring_name(const fsrr_uring& h, const record_items& it) {
   c.e.kind = entry->kind;
   c.e.ts = trace_time(h.h.ts);
   c.e.dur = h.dur;
-  c.e.result = h.res;
+  c.e.result = fake.ret;
   decode(c);
   return true;
+}
+
+int32_t decoder::slot_fd(uint64_t files, uint64_t ring, int32_t slot) {
+  int32_t& own = pseudo_fixed_[{files, ring, slot}];
+  if (!own) own = fixed_fd_base + next_fixed_fd_[files]++;
+  fixed_fds_[{files, ring, slot}] = own;
+  return own;
 }
 
 // Linux AIO. io_submit's record carries the iocbs it took (their addresses and contents);

@@ -19,8 +19,9 @@
  * them to `copy2`: copies made through rings, byte for byte.
  * With "splice" it moves 8 KiB of `data` through pipes into `spliced` and the registered
  * `other` (SPLICE, TEE, SPLICE, the last from a registered pipe).
- * With "direct" it opens `data` into a fixed-file slot (a direct descriptor), which fsrr does
- * not follow. Exit 0 on success. */
+ * With "direct" it opens `data` into a fixed-file slot (a direct descriptor), reads through
+ * it, gives the slot an fd (FIXED_FD_INSTALL) and reads there, and closes both. Exit 0 on
+ * success. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -271,9 +272,32 @@ int main(int argc, char** argv) {
     close(spliced);
   }
   if (argc > 2 && strcmp(argv[2], "direct") == 0) {
+    /* `data` opened into slot 1 (a direct descriptor), 4 KiB read through the slot, the slot
+     * given an fd (FIXED_FD_INSTALL), 100 bytes read with pread on that fd, the slot closed
+     * through the ring, the fd closed */
+    static char got[4096];
+    int installed;
     snprintf(path, sizeof path, "%s/data", argv[1]);
     io_uring_prep_openat_direct(sqe(), AT_FDCWD, path, O_RDONLY, 0, 1);
     complete(1, 0);
+    s = sqe();
+    io_uring_prep_read(s, 1, got, sizeof got, 4096);
+    s->flags |= IOSQE_FIXED_FILE;
+    complete(1, sizeof got);
+    s = sqe();  /* IORING_OP_FIXED_FD_INSTALL (6.8; liburing 2.3 has no helper for it) */
+    io_uring_prep_rw(54, s, 1, NULL, 0, 0);
+    s->flags |= IOSQE_FIXED_FILE;
+    io_uring_submit(&ring);
+    {
+      struct io_uring_cqe* c;
+      if ((r = io_uring_wait_cqe(&ring, &c)) < 0) die("io_uring_wait_cqe", r);
+      if ((installed = c->res) < 0) die("fixed_fd_install", installed);
+      io_uring_cqe_seen(&ring, c);
+    }
+    if (pread(installed, got, 100, 0) != 100) die("pread", errno);
+    io_uring_prep_close_direct(sqe(), 1);
+    complete(1, 0);
+    close(installed);
   }
   io_uring_queue_exit(&ring);
   close(data);
