@@ -16,6 +16,10 @@
 #                     (default build/cli/fsrr)
 #   TOOLS="cp rsync"  which copies to run
 #   STRACE=0          skip the strace runs (they take ~40x as long as the copy)
+#                     A binary run with FSRR_BENCH_DISCARD=1 in its environment (a wrapper
+#                     script) takes the records from the ring buffer and drops them: fsrr's
+#                     programs without its decoder, to tell the kernel side's cost from the
+#                     user side's.
 #   FLOOR=0           skip the floor runs: the copy under build/bench/probe_floor, i.e. with
 #                     empty tp_btf sys_enter/sys_exit programs, and with the least a recorder
 #                     can do (entry time + a 32-byte record per syscall); see probe_floor.bpf.c
@@ -105,8 +109,12 @@ print(i["events"], i["events"] - pseudo, i["trace_bytes"])')
       "$label" "$(secs "$t")" "$(echo "$t / $n" | bc -l)" "$(secs "$w")" "$(echo "$w / $n" | bc -l)"
     [ ${#binaries[@]} -gt 1 ] && echo "              ${binaries[k]}"
     printf '              lost events %s (max over runs; target 0)\n' "$max_lost"
-    printf '              trace %s bytes, %s events, %s recorded syscalls: %.2f bytes/syscall (target <= 3)\n' \
-      "$bytes" "$events" "$syscalls" "$(echo "$bytes / $syscalls" | bc -l)"
+    if ((syscalls > 0)); then
+      printf '              trace %s bytes, %s events, %s recorded syscalls: %.2f bytes/syscall (target <= 3)\n' \
+        "$bytes" "$events" "$syscalls" "$(echo "$bytes / $syscalls" | bc -l)"
+    else  # FSRR_BENCH_DISCARD=1: the programs ran, the decoder dropped their records
+      printf '              trace %s bytes, no events (records dropped undecoded)\n' "$bytes"
+    fi
   done
   if [ "$with_floor" != 0 ]; then
     for variant in empty minimal; do

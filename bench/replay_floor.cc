@@ -3,16 +3,18 @@
 // it once), decodes every event into a plain array before the clock starts, and then issues
 // the ops fsrr would issue with nothing else to do: one thread per recorded thread, each
 // running its ops in their recorded order, waiting only where an op follows another thread's
-// op on the same file, path or parent directory that had ended before it started (the rule of
-// fsrr's ordering, looked up ahead of time; the wait is fsrr's own: a spin, then a futex that
-// the other thread wakes once the op waited for is done); paths resolved from a per-thread cache of parent
+// op on the same file, path, parent directory or open file that had ended before it started
+// (fsrr's ordering rules, looked up ahead of time from each thread's last four ops on a key;
+// the wait is fsrr's own progress counter: a spin, then a futex the other thread wakes once
+// the op waited for is done); paths resolved from a per-thread cache of parent
 // directory fds, as fsrr's path cache does; reads into one buffer, writes from one fixed
 // buffer; no result checks, no report, no data generation, no latency clock.
 //
 // What it leaves out, and fsrr does too: modelled events (fork, exec, exit, mmap, pipe and
 // socket I/O), ioctls and copies whose recorded failure came from the recording's file system
-// (fsrr takes those as recorded). What it cannot follow: a directory renamed while another
-// thread holds it in its cache.
+// (fsrr takes those as recorded). What it leaves out and fsrr does not: splice, flock, fcntl
+// and ioctls other than FICLONE; reads and writes are cut at 4 MiB (fsrr's at 256 MiB). What
+// it cannot follow: a directory renamed while another thread holds it in its cache.
 //
 // Prints, on one line: wall_s user_s sys_s ops differing cpu_s — the timed part only; `differing`
 // counts the ops whose success or failure differs from the recording's (a sanity check: the
@@ -156,9 +158,13 @@ plan make_plan(trace_reader& trace, const std::string& target, const data_source
     }
     return at->second;
   };
-  // The ordering keys: per key, each thread's latest op on it (thread, count, ts, end), used
-  // exclusively (the file, the path itself) or shared (a parent directory of a name: ops on
-  // different names in it do not wait for each other, only for ops on the directory itself).
+  // The ordering keys, as fsrr's order_tracker keeps them: per key, each thread's latest few
+  // ops on it (thread, count, ts, end), used exclusively (the file, the path itself) or
+  // shared (a parent directory of a name: ops on different names in it do not wait for each
+  // other, only for ops on the directory itself). An op waits for another thread's newest
+  // use that had ended before it started; a close that releases an open file for every use
+  // of it, overlapping too (order_all); an op that met EEXIST for every exclusive use of its
+  // names (order_race).
   struct use {
     uint32_t thread, count;
     uint64_t ts, end;
@@ -166,11 +172,12 @@ plan make_plan(trace_reader& trace, const std::string& target, const data_source
   struct key_uses {
     std::vector<use> exclusive, shared;
   };
+  constexpr size_t kept_per_thread = 4;
   std::unordered_map<uint64_t, key_uses> uses;
   std::vector<dep> mine;
-  auto after = [&](const std::vector<use>& v, uint32_t t, const event& e) {
+  auto after = [&](const std::vector<use>& v, uint32_t t, const event& e, bool all) {
     for (const use& u : v)
-      if (u.thread != t && u.end <= e.ts) {
+      if (u.thread != t && (all || u.end <= e.ts)) {
         auto at = std::find_if(mine.begin(), mine.end(),
                                [&](const dep& d) { return d.thread == u.thread; });
         if (at == mine.end())
@@ -180,16 +187,18 @@ plan make_plan(trace_reader& trace, const std::string& target, const data_source
       }
   };
   auto note = [&](std::vector<use>& v, uint32_t t, uint32_t count, const event& e) {
-    auto self = std::find_if(v.begin(), v.end(), [&](const use& u) { return u.thread == t; });
-    if (self == v.end())
-      v.push_back({t, count, e.ts, e.ts + e.dur});
-    else
-      *self = {t, count, e.ts, e.ts + e.dur};
+    size_t mine_kept = 0, oldest = v.size();
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i].thread == t && (++mine_kept, oldest == v.size())) oldest = i;
+    if (mine_kept >= kept_per_thread) v.erase(v.begin() + static_cast<ptrdiff_t>(oldest));
+    v.push_back({t, count, e.ts, e.ts + e.dur});
   };
-  auto key_deps = [&](uint64_t key, uint32_t t, uint32_t count, const event& e, bool shared) {
+  enum wait_rule { ended, race, all };
+  auto key_deps = [&](uint64_t key, uint32_t t, uint32_t count, const event& e, bool shared,
+                      wait_rule rule = ended) {
     key_uses& k = uses[key];
-    after(k.exclusive, t, e);
-    if (!shared) after(k.shared, t, e);
+    after(k.exclusive, t, e, rule != ended);
+    if (!shared) after(k.shared, t, e, rule == all);
     note(shared ? k.shared : k.exclusive, t, count, e);
   };
   // A path's key and its parent's: the same for a directory and the names in it.
@@ -238,7 +247,8 @@ plan make_plan(trace_reader& trace, const std::string& target, const data_source
         if (e.file2 != no_id) key_deps(uint64_t{1} << 62 | e.file2, t, count, e, false);
         for (const uint32_t pi : {o.p1, o.p2})
           if (pi != none) {
-            key_deps(path_key(p.paths[pi].full), t, count, e, false);
+            key_deps(path_key(p.paths[pi].full), t, count, e, false,
+                     e.result == -EEXIST ? race : ended);
             key_deps(path_key(p.parents[p.paths[pi].parent]), t, count, e, true);
           }
         if (o.dir != none && fds.handle(o.dir).path != no_id)  // a listing: every name in it
@@ -246,7 +256,7 @@ plan make_plan(trace_reader& trace, const std::string& target, const data_source
         if (o.h1 != none) key_deps(uint64_t{1} << 61 | o.h1, t, count, e, false);
         if (o.h2 != none) key_deps(uint64_t{1} << 61 | o.h2, t, count, e, false);
       }
-      for (const handle_id h : fx.released) key_deps(uint64_t{1} << 61 | h, t, count, e, false);
+      for (const handle_id h : fx.released) key_deps(uint64_t{1} << 61 | h, t, count, e, false, all);
       o.deps = static_cast<uint32_t>(p.deps.size());
       o.dep_count = static_cast<uint32_t>(mine.size());
       p.deps.insert(p.deps.end(), mine.begin(), mine.end());

@@ -273,7 +273,7 @@ int BPF_PROG(fsrr_sys_exit, struct pt_regs* ctx_regs, long ret) {
     extract__args(regs, args);
     if (nr == 25) /* mremap */
       shared_maps_moved(task, args, ret);
-    else if (nr == 10) /* mprotect */
+    else if (nr == 10 || nr == 329) /* mprotect, pkey_mprotect */
       shared_maps_protect(task, args, ret);
     else
       shared_maps_update(task, FSRR_K_MUNMAP, args, ret, 0);

@@ -312,6 +312,10 @@ struct fsrr_shared_map {
 
 struct fsrr_shared_maps {
   struct fsrr_shared_map m[FSRR_SHARED_MAPS];
+  /* the process mapped a file it may write shared without PROT_WRITE: an mprotect may
+   * make it writable (only then is it looked at) */
+  __u32 may_protect;
+  __u32 pad;
 };
 
 /* A store through a shared mapping of a file faulted: the page it dirties (the kernel

@@ -8,6 +8,8 @@
 
 /* The file a task maps shared at an address, and the offset there (msync). */
 #define FSRR_VM_SHARED 8
+#define FSRR_FMODE_WRITE 2 /* the file was opened for writing */
+#define FSRR_EBUSY 16
 
 struct fault_ctx {
   __u64 addr;
@@ -50,21 +52,30 @@ static __always_inline bool shared_maps_cut(struct fsrr_shared_maps* t, __u64 st
   return hit;
 }
 
+/* A file with a path, on a file system that stores it: one whose mapped stores are followed. */
+static __always_inline bool shared_maps_file(__u64 fptr) {
+  struct inode* inode = KPTR(file, fptr)->f_inode;
+
+  return inode && mode_has_path(inode->i_mode) && !pseudo_fs(inode->i_sb->s_magic);
+}
+
+/* The process's table, made if it has none yet (null if it cannot be: counted). */
+static __always_inline struct fsrr_shared_maps* shared_maps_table(__u32 tgid,
+                                                                  struct fsrr_shared_maps* t) {
+  if (t) return t;
+  bpf_map_update_elem(&shared_maps, &tgid, &no_shared_maps, BPF_NOEXIST);
+  t = bpf_map_lookup_elem(&shared_maps, &tgid);
+  if (!t) count(FSRR_C_FAULT_MISSED);
+  return t;
+}
+
 /* A writable shared mapping of file `fptr` at [start, end), page `pgoff` at start, into the
  * process's table `t` (made if null). */
 static __always_inline void shared_maps_add(__u32 tgid, struct fsrr_shared_maps* t, __u64 start,
                                             __u64 end, __u64 fptr, __u64 pgoff) {
-  struct inode* inode = KPTR(file, fptr)->f_inode;
-
-  if (!inode || !mode_has_path(inode->i_mode) || pseudo_fs(inode->i_sb->s_magic)) return;
-  if (!t) {
-    bpf_map_update_elem(&shared_maps, &tgid, &no_shared_maps, BPF_NOEXIST);
-    t = bpf_map_lookup_elem(&shared_maps, &tgid);
-    if (!t) {
-      count(FSRR_C_FAULT_MISSED);
-      return;
-    }
-  }
+  if (!shared_maps_file(fptr)) return;
+  t = shared_maps_table(tgid, t);
+  if (!t) return;
   for (int i = 0; i < FSRR_SHARED_MAPS; i++) {
     struct fsrr_shared_map* m = &t->m[i];
 
@@ -94,23 +105,30 @@ static __always_inline void shared_maps_update(struct task_struct* task, __u32 k
   if ((__u64)ret >= (__u64)-4095) return; /* failed */
   if (t) shared_maps_cut(t, ret, ret + len);
   if ((args[3] & 0xf) != 1 && (args[3] & 0xf) != 3) return; /* MAP_SHARED(_VALIDATE) */
-  if (!(args[2] & 2) || (args[3] & MAP_ANONYMOUS) || !fptr) return; /* PROT_WRITE, a file */
-  shared_maps_add(tgid, t, ret, ret + len, fptr, args[5] >> 12);
+  if ((args[3] & MAP_ANONYMOUS) || !fptr) return;                 /* a file */
+  if (args[2] & 2) {                                               /* PROT_WRITE */
+    shared_maps_add(tgid, t, ret, ret + len, fptr, args[5] >> 12);
+  } else if ((KPTR(file, fptr)->f_mode & FSRR_FMODE_WRITE) && shared_maps_file(fptr)) {
+    t = shared_maps_table(tgid, t); /* read-only for now: an mprotect may change that */
+    if (t) t->may_protect = 1;
+  }
 }
 
-/* mprotect(addr, len, prot) that made a shared mapping of a file writable: followed from here
- * on, as an mmap with PROT_WRITE would have been (the part of the mapping at addr the call
- * covers; a call across several mappings makes the first one writable here). */
+/* mprotect(addr, len, prot) (or pkey_mprotect) that made a shared mapping of a file
+ * writable: followed from here on, as an mmap with PROT_WRITE would have been, for the part
+ * the call covers. Looked at only in a process that mapped a file it may write shared and
+ * read-only (JITs and allocators mprotect anonymous memory all the time); a call across
+ * several mappings, or one that finds the process's mappings locked, is counted (the trace
+ * says some stores may be missing). */
 struct protect_ctx {
   __u64 file, start, end, pgoff;
 };
 
 static long protect__vma(struct task_struct* task, struct vm_area_struct* vma,
                          struct protect_ctx* c) {
-  if (!vma->vm_file || !(vma->vm_flags & FSRR_VM_SHARED)) return 0;
-  c->file = (__u64)vma->vm_file;
   c->start = vma->vm_start;
   c->end = vma->vm_end;
+  c->file = vma->vm_file && (vma->vm_flags & FSRR_VM_SHARED) ? (__u64)vma->vm_file : 0;
   c->pgoff = vma->vm_pgoff;
   return 0;
 }
@@ -121,20 +139,24 @@ static __always_inline void shared_maps_protect(struct task_struct* task, const 
   struct fsrr_shared_maps* t = bpf_map_lookup_elem(&shared_maps, &tgid);
   __u64 start = args[0], end = args[0] + ((args[1] + 4095) & ~4095ull);
   struct protect_ctx c = {};
+  long err;
 
-  if (ret || !(args[2] & 2)) return; /* failed, or not made writable */
-  if (bpf_find_vma(bpf_get_current_task_btf(), args[0], protect__vma, &c, 0) || !c.file) return;
-  if (start < c.start) start = c.start;
-  if (end > c.end) end = c.end;
-  if (start >= end) return;
-  if (t) {
-    for (int i = 0; i < FSRR_SHARED_MAPS; i++) /* followed already (writable before) */
-      if (t->m[i].end && t->m[i].start <= start && end <= t->m[i].end) return;
-    shared_maps_cut(t, start, end);
+  if (ret || !(args[2] & 2) || !t || !t->may_protect) return; /* not made writable */
+  err = bpf_find_vma(bpf_get_current_task_btf(), start, protect__vma, &c, 0);
+  if (err) {
+    if (err == -FSRR_EBUSY) count(FSRR_C_FAULT_MISSED); /* its mm was locked: not looked at */
+    return;
   }
+  if (end > c.end) { /* across several mappings: the first one only (said in the trace) */
+    count(FSRR_C_FAULT_MISSED);
+    end = c.end;
+  }
+  if (!c.file || start >= end) return;
+  for (int i = 0; i < FSRR_SHARED_MAPS; i++) /* followed already (writable before) */
+    if (t->m[i].end && t->m[i].start <= start && end <= t->m[i].end) return;
+  shared_maps_cut(t, start, end);
   shared_maps_add(tgid, t, start, end, c.file, c.pgoff + ((start - c.start) >> 12));
 }
-
 
 /* mremap(old, old_len, new_len, ...): the old range is gone; a followed mapping moved or
  * resized is followed no more (counted: the trace says so). */

@@ -135,8 +135,9 @@ int BPF_PROG(fsrr_uring_submit, struct io_kiocb* req) {
     case FSRR_IORING_OP_FTRUNCATE:
       sub.len = BPF_CORE_READ(ftrunc, len);
       break;
-    case FSRR_IORING_OP_FIXED_FD_INSTALL: /* fd: the registered file's index */
-      sub.op_flags = BPF_CORE_READ(install, o_flags);
+    case FSRR_IORING_OP_FIXED_FD_INSTALL: /* fd: the registered file's index (Linux 6.8) */
+      if (bpf_core_type_exists(struct io_fixed_install))
+        sub.op_flags = BPF_CORE_READ(install, o_flags);
       break;
     case FSRR_IORING_OP_SPLICE: /* fd: the SQE's, out; aux: the offset in */
     case FSRR_IORING_OP_TEE:
@@ -278,11 +279,15 @@ int BPF_PROG(fsrr_uring_complete, struct io_ring_ctx* ring, void* req, struct io
      * the table holds there (a slot given 1-based, or allocated: the result is its index) */
     __u32 file_slot = sub->aux >> 32;
     __u32 slot = file_slot == ~0u ? (__u32)cqe->res : file_slot - 1;
-    struct io_rsrc_node** nodes = BPF_CORE_READ(ring, file_table.data.nodes);
+    struct io_rsrc_node** nodes = 0;
     struct io_rsrc_node* node = 0;
 
+    if (bpf_core_field_exists(ring->file_table.data)) nodes = BPF_CORE_READ(ring, file_table.data.nodes);
+
     fptr = 0;
-    if (nodes && slot < BPF_CORE_READ(ring, file_table.data.nr) &&
+    /* (the table of io_rsrc_node since Linux 6.13; before, the file stays unknown) */
+    if (bpf_core_type_exists(struct io_rsrc_node) && bpf_core_field_exists(ring->file_table.data) &&
+        nodes && slot < BPF_CORE_READ(ring, file_table.data.nr) &&
         !bpf_probe_read_kernel(&node, sizeof(node), nodes + slot) && node)
       fptr = BPF_CORE_READ(node, file_ptr) & ~3ull; /* FFS_NOWAIT, FFS_ISREG */
     if (fptr) rec__new_file(&r, 2, fptr);

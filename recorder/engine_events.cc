@@ -504,7 +504,10 @@ bool decoder::decode_uring_name(const fsrr_uring& h, const record_items& it) {
       if (sub.aux) {  // a slot of the ring's table: the trace's fd for it, if it has one
         const uint64_t files = sub.files ? sub.files : task_of(static_cast<int32_t>(h.h.tid)).files;
         const auto at = fixed_fds_.find({files, sub.ring, static_cast<int32_t>(sub.aux - 1)});
-        if (at == fixed_fds_.end() || at->second < 0) {  // never used by a request: not traced
+        // Never used by a request (not traced), or standing for the fd it was registered
+        // from, which stays open: only the slot goes.
+        if (at == fixed_fds_.end() || at->second < fixed_fd_base) {
+          if (at != fixed_fds_.end()) fixed_fds_.erase(at);
           w_.add_nonfile(op::io_uring_enter, fd_kind::other);
           return true;
         }

@@ -506,6 +506,7 @@ class recording {
   }
 
   void on_record(std::span<const uint8_t> r) {
+    if (discard_) return;
     if (cut_at_ && r.size() >= sizeof(fsrr_rec_hdr)) {
       const auto* h = reinterpret_cast<const fsrr_rec_hdr*>(r.data());
       uint64_t end = h->ts;  // a syscall is in the trace if it returned in time
@@ -522,6 +523,10 @@ class recording {
   }
 
   const record_options& o_;
+  // FSRR_BENCH_DISCARD=1: records are taken from the ring buffer and dropped, not decoded, so
+  // bench/record_overhead.sh can tell the programs' cost from the decoder's (the trace is
+  // empty then).
+  const bool discard_ = std::getenv("FSRR_BENCH_DISCARD") != nullptr;
   trace_writer writer_;
   root_registry roots_;
   decoder dec_;

@@ -201,6 +201,7 @@ const std::initializer_list<row> rows = {
     {__NR_munmap, op::mmap, cap().kind(FSRR_K_MUNMAP)},
     {__NR_mremap, op::mmap, cap().kind(FSRR_K_MUNMAP)},
     {__NR_mprotect, op::mmap, cap().kind(FSRR_K_MUNMAP)},  // made writable: followed from then
+    {__NR_pkey_mprotect, op::mmap, cap().kind(FSRR_K_MUNMAP)},
     {__NR_io_setup, op::io_setup, cap()},
     {__NR_io_submit, op::io_submit, cap().kind(FSRR_K_AIO_SUBMIT)},
     {__NR_io_getevents, op::io_getevents, cap().kind(FSRR_K_AIO_EVENTS)},
