@@ -35,7 +35,8 @@ std::vector<uint8_t> to_wire(const rank_result& r) {
   json engines = json::array();
   for (const engine_stats& e : s.engines)
     engines.push_back({e.requests, e.submits, e.in_flight_sum, e.max_in_flight,
-                       e.recorded_in_flight_sum, e.recorded_max_in_flight, e.as_syscalls});
+                       e.recorded_in_flight_sum, e.recorded_max_in_flight, e.as_syscalls,
+                       e.fixed_buffers});
   const json j = {{"rank", r.rank},
                   {"host", r.host},
                   {"idle", r.idle},
@@ -106,6 +107,7 @@ result<rank_result> from_wire(const std::vector<uint8_t>& bytes) {
       e.recorded_in_flight_sum = w.at(4);
       e.recorded_max_in_flight = w.at(5);
       e.as_syscalls = w.at(6);
+      e.fixed_buffers = w.at(7);
     }
     for (const json& o : j.at("ops")) {
       const auto i = o.at("op").get<size_t>();

@@ -79,6 +79,7 @@ struct engine_requests::request {
   context* c = nullptr;
   uint8_t* buf = nullptr;  // a write's bytes, page-aligned (O_DIRECT)
   size_t cap = 0;
+  uint64_t buf_gen = 0;  // counts buf's mappings: a ring's registration of an older one is stale
   std::vector<iovec> iov;
   iocb cb{};
   ~request() {
@@ -87,6 +88,7 @@ struct engine_requests::request {
   bool room(size_t n) {
     if (n <= cap) return true;
     if (buf) ::munmap(buf, cap);
+    ++buf_gen;
     cap = std::max<size_t>((n + 0xFFFF) & ~size_t{0xFFFF}, 0x10000);
     void* p = ::mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     buf = p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
@@ -110,6 +112,15 @@ struct engine_requests::ring {
     ino_t ino = 0;  // what the fd was then: a number reused for another file is not it
   };
   std::vector<slot> fixed;
+  // Registered buffers (READ_FIXED, WRITE_FIXED as recorded): a sparse table, slot i the
+  // buffer of request i, the last one the reads' sink; what each holds.
+  int buffers = 0;  // 0: not tried, 1: registered, -1: refused (RLIMIT_MEMLOCK)
+  struct held {
+    const void* base = nullptr;
+    size_t len = 0;
+    uint64_t gen = 0;
+  };
+  std::vector<held> held_buffers;
   ~ring() {
     if (live) io_uring_queue_exit(&u);
   }
@@ -260,6 +271,30 @@ bool engine_requests::submit(const work_item& w, int fd, std::span<const uint8_t
   return true;
 }
 
+// The index of the registered buffer of ring g that holds request r's bytes: its own slot
+// for a write (its buffer, registered again when it was mapped anew), the last slot for a read
+// (the sink all reads share, registered again when a read needs more of it). -1 where the
+// kernel refuses registered buffers (an ordinary user's RLIMIT_MEMLOCK): plain buffers then.
+int engine_requests::registered_buffer(ring& g, request& r, bool reads) {
+  if (g.buffers == 0) {
+    g.buffers = io_uring_register_buffers_sparse(&g.u, max_slots + 1) == 0 ? 1 : -1;
+    if (g.buffers > 0) g.held_buffers.assign(max_slots + 1, ring::held{});
+  }
+  if (g.buffers < 0) return -1;
+  const unsigned slot = reads ? max_slots : static_cast<unsigned>(r.index);
+  const iovec want = reads ? r.iov[0] : iovec{r.buf, r.cap};
+  const uint64_t gen = reads ? 0 : r.buf_gen;
+  ring::held& h = g.held_buffers[slot];
+  const auto* at = static_cast<const uint8_t*>(r.iov[0].iov_base);
+  const auto* base = static_cast<const uint8_t*>(h.base);
+  const bool inside = base && at >= base && at + r.iov[0].iov_len <= base + h.len;
+  if (!inside || h.gen != gen) {
+    if (io_uring_register_buffers_update_tag(&g.u, slot, &want, nullptr, 1) < 0) return -1;
+    h = {want.iov_base, want.iov_len, gen};
+  }
+  return static_cast<int>(slot);
+}
+
 bool engine_requests::submit_uring(request& r, int fd) {
   const event& e = r.w.ev;
   ring* g = ring_of(r.queue, e.via & via_sqpoll);
@@ -307,14 +342,25 @@ bool engine_requests::submit_uring(request& r, int fd) {
   const bool positioned = e.kind != op::read && e.kind != op::write && e.kind != op::readv &&
                           e.kind != op::writev;
   const uint64_t off = positioned ? static_cast<uint64_t>(e.offset) : ~uint64_t{0};
+  const bool reads = e.kind == op::read || e.kind == op::pread64;
+  const int buffer = (e.via & via_fixed_buffer) && (reads || e.kind == op::write ||
+                                                    e.kind == op::pwrite64) && r.iov.size() == 1
+                         ? registered_buffer(*g, r, reads)
+                         : -1;
   switch (e.kind) {
     case op::read:
     case op::pread64:
-      io_uring_prep_read(sqe, target, r.iov[0].iov_base, len, off);
+      if (buffer >= 0)
+        io_uring_prep_read_fixed(sqe, target, r.iov[0].iov_base, len, off, buffer);
+      else
+        io_uring_prep_read(sqe, target, r.iov[0].iov_base, len, off);
       break;
     case op::write:
     case op::pwrite64:
-      io_uring_prep_write(sqe, target, r.iov[0].iov_base, len, off);
+      if (buffer >= 0)
+        io_uring_prep_write_fixed(sqe, target, r.iov[0].iov_base, len, off, buffer);
+      else
+        io_uring_prep_write(sqe, target, r.iov[0].iov_base, len, off);
       break;
     case op::readv:
     case op::preadv:
@@ -351,6 +397,7 @@ bool engine_requests::submit_uring(request& r, int fd) {
   sqe->flags = static_cast<uint8_t>((flags & (sqe_drain | sqe_link | sqe_hardlink | sqe_async)) |
                                     (fixed ? IOSQE_FIXED_FILE : 0));
   io_uring_sqe_set_data64(sqe, r.index);
+  if (buffer >= 0) ++stats_[static_cast<size_t>(engine::io_uring)].fixed_buffers;
   r.g = g;
   ++g->queued;
   g->pending.push_back(&r);

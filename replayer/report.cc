@@ -123,6 +123,7 @@ nlohmann::json engines_json(const std::array<engine_stats, 4>& engines) {
     j[names[i]] = {{"requests", e.requests},
                    {"submits", e.submits},
                    {"as_syscalls", e.as_syscalls},
+                   {"fixed_buffers", e.fixed_buffers},
                    {"max_in_flight", e.max_in_flight},
                    {"mean_in_flight", mean(e.in_flight_sum, e.requests)},
                    {"recorded_max_in_flight", e.recorded_max_in_flight},
@@ -370,6 +371,8 @@ static std::string engines_text(const std::array<engine_stats, 4>& engines) {
       parts.emplace_back(", ", fmt::format("max {} ({})", e.max_in_flight,
                                            e.recorded_max_in_flight));
     }
+    if (e.fixed_buffers)
+      parts.emplace_back(", ", fmt::format("{} through registered buffers", e.fixed_buffers));
     if (e.as_syscalls)
       parts.emplace_back(", ", fmt::format("{} as syscalls", e.as_syscalls));
     t += wrap(parts, 0, summary_width) + "\n";

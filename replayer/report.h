@@ -103,7 +103,9 @@ struct engine_stats {
   uint64_t recorded_in_flight_sum = 0;  // the same in the recording, per ring or context
   uint64_t recorded_max_in_flight = 0;
   uint64_t as_syscalls = 0;  // requests issued as the syscall doing the same
+  uint64_t fixed_buffers = 0;  // io_uring: through a registered buffer, as recorded
   void merge(const engine_stats& o) {
+    fixed_buffers += o.fixed_buffers;
     requests += o.requests;
     submits += o.submits;
     in_flight_sum += o.in_flight_sum;

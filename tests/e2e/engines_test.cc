@@ -77,6 +77,14 @@ TEST_CASE("fio's io_uring engine is recorded request by request and replays its 
     // through a ring of the replay's own, at most 8 in flight as fio had
     replays_through(work.path(), "io_uring",
                     2048 + info["ops"]["fsync"].get<uint64_t>(), 8);
+    // fixedbufs: every write from a buffer registered with the replay's ring, as fio's were
+    const uint64_t fixed = std::string(mode).find("fixedbufs") != std::string::npos ? 2048 : 0;
+    for (const char* fs : {"tmpfs", "ext4", "xfs", "btrfs"}) {
+      const std::string report = work / fmt::format("{}.json", fs);
+      if (std::string(fs) != "tmpfs" && slurp(report).empty()) continue;
+      INFO(fs);
+      CHECK(nlohmann::json::parse(slurp(report))["engines"]["io_uring"]["fixed_buffers"] == fixed);
+    }
   }
 }
 
