@@ -107,7 +107,7 @@ result<rank_result> from_wire(const std::vector<uint8_t>& bytes) {
       e.recorded_in_flight_sum = w.at(4);
       e.recorded_max_in_flight = w.at(5);
       e.as_syscalls = w.at(6);
-      e.fixed_buffers = w.at(7);
+      e.fixed_buffers = w.size() > 7 ? w.at(7).get<uint64_t>() : 0;  // (older ranks: none)
     }
     for (const json& o : j.at("ops")) {
       const auto i = o.at("op").get<size_t>();

@@ -114,7 +114,7 @@ struct engine_requests::ring {
   std::vector<slot> fixed;
   // Registered buffers (READ_FIXED, WRITE_FIXED as recorded): a sparse table, slot i the
   // buffer of request i, the last one the reads' sink; what each holds.
-  int buffers = 0;  // 0: not tried, 1: registered, -1: refused (RLIMIT_MEMLOCK)
+  int buffers = 0;  // 0: not tried, 1: a table, -1: refused (no sparse tables, or pinning)
   struct held {
     const void* base = nullptr;
     size_t len = 0;
@@ -243,6 +243,7 @@ bool engine_requests::submit(const work_item& w, int fd, std::span<const uint8_t
   r->fd = fd;
   std::tie(r->from, r->to) = bytes_of(e, append);
   if (!data.empty()) {
+    if (data.size() > r->cap && r->buf) release_buffer(*r);
     if (!r->room(data.size())) {
       free_.push_back(r);
       return false;
@@ -273,26 +274,45 @@ bool engine_requests::submit(const work_item& w, int fd, std::span<const uint8_t
 
 // The index of the registered buffer of ring g that holds request r's bytes: its own slot
 // for a write (its buffer, registered again when it was mapped anew), the last slot for a read
-// (the sink all reads share, registered again when a read needs more of it). -1 where the
-// kernel refuses registered buffers (an ordinary user's RLIMIT_MEMLOCK): plain buffers then.
+// (the sink all reads share, registered again when a read needs more of it). -1 for no bytes
+// (a 0-byte request), and for good where the kernel refuses to register them (no sparse
+// tables before 5.19, an ordinary user's RLIMIT_MEMLOCK when pinning): plain buffers then.
 int engine_requests::registered_buffer(ring& g, request& r, bool reads) {
+  const iovec& io = r.iov[0];
+  const iovec want = reads ? io : iovec{r.buf, r.cap};
+  const auto* at = static_cast<const uint8_t*>(io.iov_base);
+  const auto* from = static_cast<const uint8_t*>(want.iov_base);
+  if (!at || !io.iov_len || !from || at < from || at + io.iov_len > from + want.iov_len)
+    return -1;
   if (g.buffers == 0) {
     g.buffers = io_uring_register_buffers_sparse(&g.u, max_slots + 1) == 0 ? 1 : -1;
     if (g.buffers > 0) g.held_buffers.assign(max_slots + 1, ring::held{});
   }
   if (g.buffers < 0) return -1;
   const unsigned slot = reads ? max_slots : static_cast<unsigned>(r.index);
-  const iovec want = reads ? r.iov[0] : iovec{r.buf, r.cap};
   const uint64_t gen = reads ? 0 : r.buf_gen;
   ring::held& h = g.held_buffers[slot];
-  const auto* at = static_cast<const uint8_t*>(r.iov[0].iov_base);
   const auto* base = static_cast<const uint8_t*>(h.base);
-  const bool inside = base && at >= base && at + r.iov[0].iov_len <= base + h.len;
+  const bool inside = base && at >= base && at + io.iov_len <= base + h.len;
   if (!inside || h.gen != gen) {
-    if (io_uring_register_buffers_update_tag(&g.u, slot, &want, nullptr, 1) < 0) return -1;
+    if (io_uring_register_buffers_update_tag(&g.u, slot, &want, nullptr, 1) < 0) {
+      g.buffers = -1;  // refused: not asked again, every request a syscall otherwise
+      return -1;
+    }
     h = {want.iov_base, want.iov_len, gen};
   }
   return static_cast<int>(slot);
+}
+
+// Request r's buffer is about to be mapped anew: the rings that registered the old one let
+// its pages go (they stay pinned while a registration holds them).
+void engine_requests::release_buffer(const request& r) {
+  const iovec none{nullptr, 0};
+  for (auto& [q, g] : rings_) {
+    if (g->buffers <= 0 || !g->held_buffers[r.index].base) continue;
+    io_uring_register_buffers_update_tag(&g->u, static_cast<unsigned>(r.index), &none, nullptr, 1);
+    g->held_buffers[r.index] = {};
+  }
 }
 
 bool engine_requests::submit_uring(request& r, int fd) {

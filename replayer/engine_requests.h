@@ -70,6 +70,7 @@ class engine_requests {
   context* context_of(uint32_t queue);
   bool submit_uring(request& r, int fd);
   int registered_buffer(ring& g, request& r, bool reads);
+  void release_buffer(const request& r);
   bool submit_aio(request& r, int fd);
   void submit_ring(ring& g);
   void reap(request& r);             // until r has completed

@@ -40,6 +40,10 @@ TEST_CASE("a rank's stats come back from the wire as they went, latencies and mi
   s.spread_threads = 7;
   s.cpu_moves = 252;
   s.started_ns = 123456789;
+  engine_stats& ring = s.engines[static_cast<size_t>(engine::io_uring)];
+  ring.requests = 9;
+  ring.as_syscalls = 2;
+  ring.fixed_buffers = 6;
 
   const mpi::rank_result back = or_throw(mpi::from_wire(mpi::to_wire(r)));
   CHECK(back.rank == 3);
@@ -79,6 +83,10 @@ TEST_CASE("a rank's stats come back from the wire as they went, latencies and mi
   CHECK(b.spread_threads == 7);
   CHECK(b.cpu_moves == 252);
   CHECK(b.started_ns == 123456789);
+  const engine_stats& bring = b.engines[static_cast<size_t>(engine::io_uring)];
+  CHECK(bring.requests == 9);
+  CHECK(bring.as_syscalls == 2);
+  CHECK(bring.fixed_buffers == 6);
 }
 
 TEST_CASE("bytes that are not a rank's stats are refused with one line") {
