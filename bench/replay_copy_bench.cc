@@ -35,6 +35,7 @@
 #include "cp_model.h"
 #include "engine.h"
 #include "prepare.h"
+#include "read_tree.h"
 #include "trace_error.h"
 
 using namespace fsrr;
@@ -96,19 +97,6 @@ void perf_control(const char* command) {
   if (a >= 0) ::close(a);
 }
 
-// Reads every regular file under `dir` once.
-void read_tree(const std::string& dir) {
-  std::vector<char> buf(1 << 20);
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file() || e.is_symlink()) continue;
-    const int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    while (::read(fd, buf.data(), buf.size()) > 0) {
-    }
-    ::close(fd);
-  }
-}
-
 int replay(const std::string& trace_path, const std::string& target_dir) {
   trace_reader trace = or_throw(trace_reader::open(trace_path));
   target_root target = or_throw(target_root::open(target_dir));
@@ -121,7 +109,7 @@ int replay(const std::string& trace_path, const std::string& target_dir) {
   if (p.errors) fmt::print(stderr, "prepare: {} errors\n", p.errors);
   // The native rounds copy a source tree that the recording and the rounds before have read;
   // a freshly prepared tree's pages would first be moved to the active list by the replay.
-  if (!reuse && !std::getenv("FSRR_BENCH_COLD")) read_tree(target_dir);
+  if (!reuse && !std::getenv("FSRR_BENCH_COLD")) bench::read_tree(target_dir);
   engine_options eo;
   eo.timing.mode = timing_mode::afap;
   eo.decode_ahead = !std::getenv("FSRR_BENCH_INLINE_DECODE");

@@ -47,6 +47,7 @@
 #include "fd_map.h"
 #include "ordering.h"
 #include "prepare.h"
+#include "read_tree.h"
 #include "trace_error.h"
 #include "trace_reader.h"
 #include "xattr_value.h"
@@ -501,18 +502,6 @@ struct runner {
 
 double seconds(const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; }
 
-void read_tree(const std::string& dir) {
-  std::vector<char> buf(1 << 20);
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file() || e.is_symlink()) continue;
-    const int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    while (::read(fd, buf.data(), buf.size()) > 0) {
-    }
-    ::close(fd);
-  }
-}
-
 int floor_run(const std::string& trace_path, const std::string& target_dir) {
   trace_reader trace = or_throw(trace_reader::open(trace_path));
   target_root target = or_throw(target_root::open(target_dir));
@@ -521,7 +510,7 @@ int floor_run(const std::string& trace_path, const std::string& target_dir) {
   popt.privilege.owners = ::geteuid() == 0;  // as bench_replay_copy
   const prepare_result pr = or_throw(prepare_tree(trace, target, data, popt));
   if (pr.errors) fmt::print(stderr, "prepare: {} errors\n", pr.errors);
-  if (!std::getenv("FSRR_BENCH_COLD")) read_tree(target_dir);
+  if (!std::getenv("FSRR_BENCH_COLD")) bench::read_tree(target_dir);
   const std::string root = std::filesystem::canonical(target_dir).string();
   const plan p = make_plan(trace, root == "/" ? "" : root, data);
   std::vector<std::atomic<int>> real(p.handles + 1);
